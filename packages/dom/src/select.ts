@@ -1,0 +1,202 @@
+/**
+ * CSS selectors over a tree version (DOM-24 … DOM-27), through css-select with an adapter whose
+ * node handles are this version's records. Every call compiles against a fresh adapter, so results
+ * can never come from another version (css-select caches live inside the compiled query).
+ * Positional pseudo-classes are replaced by versions that index each sibling list once per query,
+ * so `:nth-child` under a parent with 20,000 children stays linear.
+ */
+import { is as cssIs, selectOne as cssSelectOne, type Options, selectAll } from "css-select";
+import nthCheck from "nth-check";
+import { DomError } from "./errors.ts";
+import { type Element, type Rec, type Tree, textContent, viewOf } from "./tree.ts";
+
+type Adapter = NonNullable<Options<Rec, Rec>["adapter"]>;
+type QueryOptions = Options<Rec, Rec>;
+
+export interface SelectOptions {
+  /** Search only the descendants of this element (default: the whole tree, root included). */
+  readonly within?: number;
+}
+
+const EMPTY: readonly Rec[] = Object.freeze([]);
+
+/** Every element matching `selector`, in document order. Throws `bad-selector` on a bad selector. */
+export function select(tree: Tree, selector: string, options: SelectOptions = {}): Element[] {
+  const q = new Query(tree);
+  const found = run(selector, () => selectAll<Rec, Rec>(selector, q.context(options), q.options));
+  return found.map((r) => viewOf(tree, r));
+}
+
+/** The first element matching `selector` in document order, or `undefined`. */
+export function selectOne(tree: Tree, selector: string, options: SelectOptions = {}): Element | undefined {
+  const q = new Query(tree);
+  const found = run(selector, () => cssSelectOne<Rec, Rec>(selector, q.context(options), q.options));
+  return found === null ? undefined : viewOf(tree, found);
+}
+
+/** True when element `id` matches `selector`. */
+export function matches(tree: Tree, id: number, selector: string): boolean {
+  const r = tree.rec(id);
+  if (r === undefined) throw new DomError("unknown-node", `element ${id} does not exist in this tree`);
+  const q = new Query(tree);
+  return run(selector, () => cssIs<Rec, Rec>(r, selector, q.options));
+}
+
+/** Number of elements matching `selector`. */
+export function count(tree: Tree, selector: string, options: SelectOptions = {}): number {
+  const q = new Query(tree);
+  return run(selector, () => selectAll<Rec, Rec>(selector, q.context(options), q.options)).length;
+}
+
+function run<T>(selector: string, f: () => T): T {
+  if (typeof selector !== "string") throw new DomError("bad-selector", `a selector must be a string, got ${typeof selector}`);
+  if (selector.trim() === "") throw new DomError("bad-selector", "the selector is empty; use * to match every element");
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof DomError) throw e;
+    const message = (e as Error).message ?? String(e);
+    const rest = /^(?:Unmatched selector: |Expected name, found )(.*)$/s.exec(message)?.[1];
+    const column = rest !== undefined && selector.endsWith(rest) ? selector.length - rest.length + 1 : undefined;
+    throw new DomError(
+      "bad-selector",
+      `invalid selector ${JSON.stringify(selector)}: ${message}${column !== undefined ? ` (column ${column})` : ""}`,
+      column !== undefined ? { line: 1, column } : {},
+    );
+  }
+}
+
+interface SiblingIndex {
+  readonly position: Map<Rec, number>;
+  readonly typePosition: Map<Rec, number>;
+  readonly typeCount: Map<string, number>;
+  readonly list: readonly Rec[];
+}
+
+/** The adapter and per-query caches for one version. */
+class Query {
+  readonly options: QueryOptions;
+  private readonly siblings = new Map<number, SiblingIndex>();
+  private readonly nth = new Map<string, (i: number) => boolean>();
+  private readonly ofLists = new Map<string, { readonly positions: Map<Rec, number>; readonly total: number }>();
+
+  constructor(private readonly tree: Tree) {
+    const adapter: Adapter = {
+      isTag: (n: Rec): n is Rec => true,
+      getName: (e) => e.tag,
+      getAttributeValue: (e, a) => (Object.hasOwn(e.attrs, a) ? e.attrs[a] : undefined),
+      hasAttrib: (e, a) => Object.hasOwn(e.attrs, a),
+      getChildren: (n) => (n.first === 0 ? (EMPTY as Rec[]) : this.children(n)),
+      getParent: (e) => (e.parent === 0 ? null : (tree.rec(e.parent) as Rec)),
+      getSiblings: (n) => (n.parent === 0 ? [n] : (this.index(n).list as Rec[])),
+      prevElementSibling: (n) => (n.prev === 0 ? null : (tree.rec(n.prev) as Rec)),
+      getText: (n) => textContent(tree, n),
+      removeSubsets: (nodes) => removeSubsets(tree, nodes),
+      equals: (a, b) => a === b,
+    };
+    this.options = { adapter, xmlMode: true, pseudos: this.pseudos() };
+  }
+
+  context(options: SelectOptions): Rec[] {
+    if (options.within === undefined) return [this.tree.rec(this.tree.rootId) as Rec];
+    const r = this.tree.rec(options.within);
+    if (r === undefined) throw new DomError("unknown-node", `element ${options.within} does not exist in this tree`);
+    return r.first === 0 ? [] : this.children(r);
+  }
+
+  private children(r: Rec): Rec[] {
+    const out: Rec[] = [];
+    for (let c = r.first; c !== 0; ) {
+      const cr = this.tree.rec(c) as Rec;
+      out.push(cr);
+      c = cr.next;
+    }
+    return out;
+  }
+
+  /** Position data for the siblings of `n`, built once per parent per query. */
+  private index(n: Rec): SiblingIndex {
+    let idx = this.siblings.get(n.parent);
+    if (idx === undefined) {
+      const list = n.parent === 0 ? [n] : this.children(this.tree.rec(n.parent) as Rec);
+      const position = new Map<Rec, number>();
+      const typePosition = new Map<Rec, number>();
+      const typeCount = new Map<string, number>();
+      for (let i = 0; i < list.length; i++) {
+        const r = list[i] as Rec;
+        position.set(r, i);
+        const k = typeCount.get(r.tag) ?? 0;
+        typePosition.set(r, k);
+        typeCount.set(r.tag, k + 1);
+      }
+      idx = { position, typePosition, typeCount, list };
+      this.siblings.set(n.parent, idx);
+    }
+    return idx;
+  }
+
+  private check(formula: string): (i: number) => boolean {
+    let f = this.nth.get(formula);
+    if (f === undefined) {
+      f = nthCheck(formula);
+      this.nth.set(formula, f);
+    }
+    return f;
+  }
+
+  /** Position of `n` among its siblings that match `selector` (`:nth-child(An+B of S)`), or -1. */
+  private ofPosition(n: Rec, selector: string, fromEnd: boolean): number {
+    const key = `${n.parent}\u0000${selector}`;
+    let entry = this.ofLists.get(key);
+    if (entry === undefined) {
+      const positions = new Map<Rec, number>();
+      for (const s of this.index(n).list) if (cssIs<Rec, Rec>(s, selector, this.options)) positions.set(s, positions.size);
+      entry = { positions, total: positions.size };
+      this.ofLists.set(key, entry);
+    }
+    const p = entry.positions.get(n);
+    if (p === undefined) return -1;
+    return fromEnd ? entry.total - 1 - p : p;
+  }
+
+  private pseudos(): Record<string, (el: Rec, data?: string | null) => boolean> {
+    const pos = (el: Rec) => this.index(el).position.get(el) as number;
+    const len = (el: Rec) => this.index(el).list.length;
+    const tpos = (el: Rec) => this.index(el).typePosition.get(el) as number;
+    const tlen = (el: Rec) => this.index(el).typeCount.get(el.tag) as number;
+    const nth = (fromEnd: boolean) => (el: Rec, data?: string | null) => {
+      const formula = data ?? "";
+      const of = /^(.+?)\s+of\s+(.+)$/is.exec(formula);
+      if (of !== null) {
+        const p = this.ofPosition(el, (of[2] as string).trim(), fromEnd);
+        return p >= 0 && this.check((of[1] as string).trim())(p);
+      }
+      return this.check(formula)(fromEnd ? len(el) - 1 - pos(el) : pos(el));
+    };
+    const nthType = (fromEnd: boolean) => (el: Rec, data?: string | null) =>
+      this.check(data ?? "")(fromEnd ? tlen(el) - 1 - tpos(el) : tpos(el));
+    return {
+      "first-child": (el) => el.prev === 0,
+      "last-child": (el) => el.next === 0,
+      "only-child": (el) => el.prev === 0 && el.next === 0,
+      "first-of-type": (el) => tpos(el) === 0,
+      "last-of-type": (el) => tpos(el) === tlen(el) - 1,
+      "only-of-type": (el) => tlen(el) === 1,
+      "nth-child": nth(false),
+      "nth-last-child": nth(true),
+      "nth-of-type": nthType(false),
+      "nth-last-of-type": nthType(true),
+    };
+  }
+}
+
+function removeSubsets(tree: Tree, nodes: Rec[]): Rec[] {
+  const set = new Set(nodes);
+  const out: Rec[] = [];
+  for (const n of set) {
+    let covered = false;
+    for (let p = n.parent; p !== 0 && !covered; p = (tree.rec(p) as Rec).parent) covered = set.has(tree.rec(p) as Rec);
+    if (!covered) out.push(n);
+  }
+  return out;
+}

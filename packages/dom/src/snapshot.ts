@@ -1,0 +1,227 @@
+/**
+ * Canonical snapshot bytes (DOM-21 … DOM-23, decision 0003). A snapshot is JSON of the normalized
+ * records in id order plus the high-water mark and the fixed skeleton: equal trees give equal bytes.
+ * Pages (256 ids each) are encoded the same way so a store can keep them content-addressed and
+ * load them lazily; see {@link encodePage} and {@link treeFromPages}.
+ */
+import { makeAttrs } from "./apply.ts";
+import { DomError } from "./errors.ts";
+import { isNodeId, type NodeId } from "./ids.ts";
+import { checkText, nameProblem } from "./names.ts";
+import { LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, pageOf, type Rec, type Slot, type Tree } from "./tree.ts";
+
+/** The format tag written into every whole-tree snapshot. */
+export const SNAPSHOT_FORMAT = "strata-tree@1";
+
+type EncodedRec = [number, string, Record<string, string>, string, number, number, number, number, number];
+
+function encodeRec(r: Rec): EncodedRec {
+  return [r.id, r.tag, r.attrs, r.text, r.parent, r.prev, r.next, r.first, r.last];
+}
+
+/** The canonical snapshot of `tree` (a UTF-8 JSON string). */
+export function toSnapshot(tree: Tree): string {
+  const nodes: EncodedRec[] = [];
+  for (const slot of tree.slots) {
+    const page = pageOf(slot);
+    if (page === undefined) continue;
+    for (const r of page) if (r !== undefined) nodes.push(encodeRec(r));
+  }
+  return JSON.stringify({ format: SNAPSHOT_FORMAT, hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size, nodes });
+}
+
+/** Header fields of a tree, as stored beside its pages. */
+export interface TreeHeader {
+  readonly hwm: number;
+  readonly root: number;
+  readonly fixed: readonly number[];
+  readonly size: number;
+}
+
+/**
+ * Reads a snapshot back, validating everything (it may come from an untrusted replica or a corrupt
+ * file): format, record shapes, names and text, pointer consistency, reachability from the root,
+ * and the fixed skeleton. Throws `bad-snapshot` (or `bad-name`/`bad-text`) saying what is wrong.
+ */
+export function fromSnapshot(bytes: string | Uint8Array): Tree {
+  let data: unknown;
+  try {
+    data = JSON.parse(typeof bytes === "string" ? bytes : new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new DomError("bad-snapshot", `snapshot is not valid UTF-8 JSON: ${(e as Error).message}`);
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data))
+    throw new DomError("bad-snapshot", "snapshot must be a JSON object");
+  const d = data as Record<string, unknown>;
+  if (d.format !== SNAPSHOT_FORMAT)
+    throw new DomError(
+      "bad-snapshot",
+      `snapshot format is ${JSON.stringify(d.format)}, expected "${SNAPSHOT_FORMAT}" (a foreign or newer snapshot)`,
+    );
+  const header = checkHeader(d);
+  if (!Array.isArray(d.nodes)) throw new DomError("bad-snapshot", "snapshot.nodes must be an array");
+  if (d.nodes.length !== header.size)
+    throw new DomError("bad-snapshot", `snapshot.size is ${header.size} but it holds ${d.nodes.length} records`);
+  const slots: (Rec | undefined)[][] = [];
+  let prevId = 0;
+  for (let i = 0; i < d.nodes.length; i++) {
+    const r = decodeRec(d.nodes[i], `nodes[${i}]`);
+    if (r.id <= prevId) throw new DomError("bad-snapshot", `nodes[${i}]: records must be in ascending id order (${r.id} after ${prevId})`);
+    prevId = r.id;
+    const p = r.id >>> PAGE_BITS;
+    while (slots.length <= p) slots.push(undefined as unknown as (Rec | undefined)[]);
+    let page = slots[p];
+    if (page === undefined) {
+      page = [];
+      slots[p] = page;
+    }
+    page[r.id & PAGE_MASK] = r;
+  }
+  for (const page of slots) if (page !== undefined) Object.freeze(page);
+  const tree = makeTree(header.hwm, header.root, header.fixed, header.size, slots);
+  if (prevId > header.hwm) throw new DomError("bad-snapshot", `record ${prevId} is above the high-water mark ${header.hwm}`);
+  checkStructure(tree);
+  return tree;
+}
+
+function checkHeader(d: Record<string, unknown>): TreeHeader {
+  const { hwm, root, fixed, size } = d;
+  if (!isNodeId(hwm)) throw new DomError("bad-snapshot", `snapshot.hwm must be a positive integer, got ${JSON.stringify(hwm)}`);
+  if (!isNodeId(root)) throw new DomError("bad-snapshot", `snapshot.root must be a node id, got ${JSON.stringify(root)}`);
+  if (typeof size !== "number" || !Number.isInteger(size) || size < 1)
+    throw new DomError("bad-snapshot", "snapshot.size must be a positive integer");
+  if (!Array.isArray(fixed) || !fixed.every((f, i) => isNodeId(f) && (i === 0 || f > (fixed[i - 1] as number))))
+    throw new DomError("bad-snapshot", "snapshot.fixed must be an ascending array of node ids");
+  return { hwm, root, fixed: fixed as number[], size };
+}
+
+function decodeRec(v: unknown, where: string): Rec {
+  try {
+    return decodeRecUnchecked(v, where);
+  } catch (e) {
+    if (e instanceof DomError && e.code !== "bad-snapshot") throw new DomError("bad-snapshot", e.message);
+    throw e;
+  }
+}
+
+function decodeRecUnchecked(v: unknown, where: string): Rec {
+  if (!Array.isArray(v) || v.length !== 9) throw new DomError("bad-snapshot", `${where} must be a 9-element record array`);
+  const [id, tag, attrs, text, parent, prev, next, first, last] = v as unknown[];
+  if (!isNodeId(id)) throw new DomError("bad-snapshot", `${where}: id must be a node id`);
+  const tp = nameProblem(tag, "tag");
+  if (tp !== undefined) throw new DomError("bad-snapshot", `${where}: ${tp}`);
+  if (typeof attrs !== "object" || attrs === null || Array.isArray(attrs))
+    throw new DomError("bad-snapshot", `${where}: attrs must be an object`);
+  for (const [k, val] of Object.entries(attrs)) {
+    const ap = nameProblem(k, "attribute");
+    if (ap !== undefined) throw new DomError("bad-snapshot", `${where}: ${ap}`);
+    checkText(val, `${where} attribute ${k}`);
+  }
+  checkText(text, `${where} text`);
+  for (const [name, p] of [
+    ["parent", parent],
+    ["prev", prev],
+    ["next", next],
+    ["first", first],
+    ["last", last],
+  ] as const)
+    if (p !== 0 && !isNodeId(p)) throw new DomError("bad-snapshot", `${where}: ${name} must be 0 or a node id`);
+  return Object.freeze({
+    id: id as NodeId,
+    tag: tag as string,
+    attrs: makeAttrs(attrs as Record<string, string>),
+    text: text as string,
+    parent: parent as number,
+    prev: prev as number,
+    next: next as number,
+    first: first as number,
+    last: last as number,
+  });
+}
+
+/**
+ * Checks that a tree's records form one tree: every child list is consistent in both directions,
+ * every element is reachable from the root exactly once, no element mixes text and children, and
+ * the fixed skeleton exists and is closed upwards. O(size).
+ */
+export function checkStructure(tree: Tree): void {
+  const fail = (msg: string): never => {
+    throw new DomError("bad-snapshot", msg);
+  };
+  const root = tree.rec(tree.rootId) ?? fail(`root ${tree.rootId} has no record`);
+  if (root.parent !== 0 || root.prev !== 0 || root.next !== 0) fail(`root ${root.id} has a parent or siblings`);
+  let reached = 1;
+  const queue: Rec[] = [root];
+  while (queue.length > 0) {
+    const r = queue.pop() as Rec;
+    if (r.first !== 0 && r.text !== "") fail(`element ${r.id} has both text and children`);
+    let prev = 0;
+    for (let c = r.first; c !== 0; ) {
+      const cr = tree.rec(c) ?? fail(`element ${r.id} lists child ${c}, which has no record`);
+      if (cr.parent !== r.id) fail(`element ${c} is listed under ${r.id} but names ${cr.parent} as parent`);
+      if (cr.prev !== prev) fail(`element ${c} has prev ${cr.prev}, expected ${prev}`);
+      if (++reached > tree.size) fail("child lists contain a cycle or more elements than recorded");
+      queue.push(cr);
+      prev = c;
+      c = cr.next;
+    }
+    if (r.last !== prev) fail(`element ${r.id} has last ${r.last}, expected ${prev}`);
+  }
+  if (reached !== tree.size) fail(`${tree.size - reached} records are not reachable from the root`);
+  if (!tree.isFixed(tree.rootId)) fail("the root must be fixed");
+  for (const f of tree.fixed) {
+    const r = tree.rec(f) ?? fail(`fixed element ${f} does not exist`);
+    if (r.parent !== 0 && !tree.isFixed(r.parent)) fail(`fixed element ${f} has a parent that is not fixed`);
+  }
+}
+
+/** The page of records as canonical JSON (records in id order). */
+export function encodePage(page: Page): string {
+  const out: EncodedRec[] = [];
+  for (const r of page) if (r !== undefined) out.push(encodeRec(r));
+  return JSON.stringify(out);
+}
+
+/** Decodes page number `index`, checking every record and that each id belongs to this page. */
+export function decodePage(index: number, bytes: string | Uint8Array): Page {
+  let data: unknown;
+  try {
+    data = JSON.parse(typeof bytes === "string" ? bytes : new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new DomError("bad-snapshot", `page ${index} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(data)) throw new DomError("bad-snapshot", `page ${index} must be an array of records`);
+  const page: (Rec | undefined)[] = [];
+  for (let i = 0; i < data.length; i++) {
+    const r = decodeRec(data[i], `page ${index} record ${i}`);
+    if (r.id >>> PAGE_BITS !== index)
+      throw new DomError("bad-snapshot", `page ${index} holds record ${r.id}, which belongs to page ${r.id >>> PAGE_BITS}`);
+    page[r.id & PAGE_MASK] = r;
+  }
+  return Object.freeze(page);
+}
+
+/** The header of `tree` (what a paged snapshot stores beside its page references). */
+export function headerOf(tree: Tree): TreeHeader {
+  return { hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size };
+}
+
+/** The slots of `tree`: a loaded page, an unloaded lazy page (with its reference), or a hole. */
+export function slotsOf(tree: Tree): readonly Slot[] {
+  return tree.slots;
+}
+
+/**
+ * A tree whose pages are loaded on first touch. `refs[i]` names page `i` (or is undefined for an
+ * empty page); `load(ref)` returns the encoded page. Pages are validated as they load; the
+ * structure across pages is trusted (the store verifies snapshots against replay).
+ */
+export function treeFromPages(header: TreeHeader, refs: readonly (string | undefined)[], load: (ref: string) => string | Uint8Array): Tree {
+  const slots: Slot[] = refs.map((ref, i) => (ref === undefined ? undefined : new LazyPage(ref, (r) => decodePage(i, load(r)))));
+  return makeTree(header.hwm, header.root, header.fixed, header.size, slots);
+}
+
+/** Every page of `tree` encoded (loading lazy pages), with the header: a paged snapshot. */
+export function toPages(tree: Tree): { header: TreeHeader; pages: (string | undefined)[] } {
+  return { header: headerOf(tree), pages: tree.slots.map((s) => (s === undefined ? undefined : encodePage(pageOf(s) as Page))) };
+}

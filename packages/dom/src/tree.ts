@@ -1,0 +1,252 @@
+/**
+ * The immutable tree (DOM-1 … DOM-4). A `Tree` is one version of the session tree: a two-level
+ * map from node id to an immutable record, split into pages of 256 ids. A new version copies the
+ * page directory and the pages it touches and shares everything else, so holding old versions is
+ * cheap and an edit costs the same at 100,000 elements as at 1,000 (decision 0004).
+ *
+ * Child order is a doubly linked list through the records (`first`/`last` on the parent,
+ * `prev`/`next` on siblings), so inserting under a parent with 100,000 children touches three
+ * records, not an array of 100,000 ids.
+ */
+import type { NodeId } from "./ids.ts";
+
+export const PAGE_BITS = 8;
+/** Ids per page; a page is also the unit of snapshot storage. */
+export const PAGE_SIZE = 1 << PAGE_BITS;
+export const PAGE_MASK = PAGE_SIZE - 1;
+
+/** Attributes of an element: a frozen null-prototype object whose keys are in code-unit order. */
+export type Attrs = Readonly<Record<string, string>>;
+export const NO_ATTRS: Attrs = Object.freeze(Object.create(null) as Record<string, string>);
+
+/**
+ * The stored form of one element. Pointers are node ids, `0` meaning none. Records are frozen
+ * once a version is built and shared between versions until changed.
+ */
+export interface Rec {
+  readonly id: NodeId;
+  readonly tag: string;
+  readonly attrs: Attrs;
+  readonly text: string;
+  readonly parent: number;
+  readonly prev: number;
+  readonly next: number;
+  readonly first: number;
+  readonly last: number;
+}
+
+/** Up to {@link PAGE_SIZE} records, indexed by `id & PAGE_MASK`; holes are free ids. */
+export type Page = readonly (Rec | undefined)[];
+
+/**
+ * A page that is loaded on first use (snapshots stored as pages, decision 0003). The loaded page is
+ * cached in this object, which every version that shares the slot also shares: a cache, not state.
+ */
+export class LazyPage {
+  #page: Page | undefined;
+  constructor(
+    /** Opaque reference the loader understands (e.g. a content hash). */
+    readonly ref: string,
+    private readonly loader: (ref: string) => Page,
+  ) {}
+  get page(): Page {
+    if (this.#page === undefined) this.#page = this.loader(this.ref);
+    return this.#page;
+  }
+  get loaded(): boolean {
+    return this.#page !== undefined;
+  }
+}
+
+export type Slot = Page | LazyPage | undefined;
+
+export function pageOf(slot: Slot): Page | undefined {
+  return slot instanceof LazyPage ? slot.page : slot;
+}
+
+/** Read access to an element of one version. Views are cheap and made on demand. */
+export interface Element {
+  readonly id: NodeId;
+  readonly tag: string;
+  /** Attributes in canonical (code-unit) order. */
+  readonly attrs: Attrs;
+  /** Own text content; `""` for an element with children (DOM-4). */
+  readonly text: string;
+  readonly parent: Element | null;
+  readonly children: readonly Element[];
+  readonly firstChild: Element | null;
+  readonly lastChild: Element | null;
+  readonly prevSibling: Element | null;
+  readonly nextSibling: Element | null;
+  /** The value of attribute `name`, or `undefined`. */
+  attr(name: string): string | undefined;
+  /** Text of this element and all its descendants, in document order. */
+  textContent(): string;
+  /** The version this view reads. */
+  readonly tree: Tree;
+}
+
+/** One immutable version of a session tree. Create with `emptyTree`, `parseXml`, `fromSnapshot`. */
+export class Tree {
+  /** @internal use {@link makeTree} */
+  constructor(
+    /** High-water mark: the largest id ever minted or accepted; the next minted id is `hwm + 1`. */
+    readonly hwm: number,
+    /** Id of the root element. */
+    readonly rootId: NodeId,
+    /** Ids of the fixed skeleton (sorted): they cannot be removed or moved. */
+    readonly fixed: readonly NodeId[],
+    /** Number of elements. */
+    readonly size: number,
+    /** @internal page directory: slot `i` holds ids `i * PAGE_SIZE …`. */
+    readonly slots: readonly Slot[],
+  ) {
+    Object.freeze(this);
+  }
+
+  /** @internal the stored record of `id`, or `undefined`. */
+  rec(id: number): Rec | undefined {
+    const slot = this.slots[id >>> PAGE_BITS];
+    if (slot === undefined) return undefined;
+    const page = slot instanceof LazyPage ? slot.page : slot;
+    return page[id & PAGE_MASK];
+  }
+
+  /** True when the tree has an element with this id. */
+  has(id: number): boolean {
+    return id > 0 && this.rec(id) !== undefined;
+  }
+
+  /** A view of element `id`, or `undefined` when the tree has none. */
+  get(id: number): Element | undefined {
+    const r = id > 0 ? this.rec(id) : undefined;
+    return r === undefined ? undefined : new ElementView(this, r);
+  }
+
+  /** The root element. */
+  get root(): Element {
+    return new ElementView(this, this.rec(this.rootId) as Rec);
+  }
+
+  /** True when `id` is part of the fixed skeleton. */
+  isFixed(id: number): boolean {
+    return binarySearch(this.fixed, id);
+  }
+
+  /** Ids of the children of `id`, in order. */
+  childIds(id: number): NodeId[] {
+    const out: NodeId[] = [];
+    const r = this.rec(id);
+    for (let c = r === undefined ? 0 : r.first; c !== 0; c = (this.rec(c) as Rec).next) out.push(c as NodeId);
+    return out;
+  }
+}
+
+function binarySearch(sorted: readonly number[], x: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const v = sorted[mid] as number;
+    if (v === x) return true;
+    if (v < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/** @internal */
+export function makeTree(hwm: number, rootId: number, fixed: readonly number[], size: number, slots: readonly Slot[]): Tree {
+  return new Tree(hwm, rootId as NodeId, Object.freeze([...fixed]) as readonly NodeId[], size, Object.freeze(slots));
+}
+
+class ElementView implements Element {
+  constructor(
+    readonly tree: Tree,
+    private readonly r: Rec,
+  ) {}
+  get id(): NodeId {
+    return this.r.id;
+  }
+  get tag(): string {
+    return this.r.tag;
+  }
+  get attrs(): Attrs {
+    return this.r.attrs;
+  }
+  get text(): string {
+    return this.r.text;
+  }
+  get parent(): Element | null {
+    return this.view(this.r.parent);
+  }
+  get firstChild(): Element | null {
+    return this.view(this.r.first);
+  }
+  get lastChild(): Element | null {
+    return this.view(this.r.last);
+  }
+  get prevSibling(): Element | null {
+    return this.view(this.r.prev);
+  }
+  get nextSibling(): Element | null {
+    return this.view(this.r.next);
+  }
+  get children(): readonly Element[] {
+    const out: Element[] = [];
+    for (let c = this.r.first; c !== 0; ) {
+      const cr = this.tree.rec(c) as Rec;
+      out.push(new ElementView(this.tree, cr));
+      c = cr.next;
+    }
+    return out;
+  }
+  attr(name: string): string | undefined {
+    return Object.hasOwn(this.r.attrs, name) ? this.r.attrs[name] : undefined;
+  }
+  textContent(): string {
+    return textContent(this.tree, this.r);
+  }
+  toJSON(): unknown {
+    return { id: this.r.id, tag: this.r.tag, attrs: this.r.attrs, text: this.r.text };
+  }
+  private view(id: number): Element | null {
+    return id === 0 ? null : new ElementView(this.tree, this.tree.rec(id) as Rec);
+  }
+}
+
+/** Text of `r` and its descendants in document order (iterative: trees may be deep). */
+export function textContent(tree: Tree, r: Rec): string {
+  if (r.first === 0) return r.text;
+  let out = "";
+  const stack: number[] = [r.first];
+  while (stack.length > 0) {
+    const id = stack.pop() as number;
+    const c = tree.rec(id) as Rec;
+    if (c.next !== 0) stack.push(c.next);
+    if (c.first !== 0) stack.push(c.first);
+    else out += c.text;
+  }
+  return out;
+}
+
+/** Calls `visit` for `r` and each descendant in document order (pre-order, iterative). */
+export function walk(tree: Tree, rootId: number, visit: (r: Rec, depth: number) => void): void {
+  const root = tree.rec(rootId);
+  if (root === undefined) return;
+  visit(root, 0);
+  const stack: Array<[number, number]> = [];
+  if (root.first !== 0) stack.push([root.first, 1]);
+  while (stack.length > 0) {
+    const [id, depth] = stack.pop() as [number, number];
+    const c = tree.rec(id) as Rec;
+    if (c.next !== 0) stack.push([c.next, depth]);
+    visit(c, depth);
+    if (c.first !== 0) stack.push([c.first, depth + 1]);
+  }
+}
+
+/** Wraps a record of `tree` as an element view (for modules that hold records). */
+export function viewOf(tree: Tree, r: Rec): Element {
+  return new ElementView(tree, r);
+}

@@ -1,0 +1,88 @@
+/**
+ * The one shared law helper (STYLE habit 9): every op kind, every example patch and every random
+ * patch goes through `checkLaws`, and every invalid patch through `checkRejected`. Rule numbers
+ * refer to docs/spec/dom.md.
+ */
+import { expect } from "vitest";
+import {
+  applyPatch,
+  type DomErrorCode,
+  decodePatch,
+  diffToPatch,
+  diffTrees,
+  fromSnapshot,
+  invertPatch,
+  type Op,
+  parseXml,
+  reverseDiff,
+  type Tree,
+  toPages,
+  toSnapshot,
+  toXml,
+  treeFromPages,
+  tryApplyPatch,
+} from "../src/index.ts";
+
+/**
+ * Applies `ops` to `before` and checks every law; returns the result.
+ * - DOM-7/8: the input is untouched; replaying on a copy gives the same bytes.
+ * - DOM-14: the inverse restores `before` exactly (bytes, ids, high-water mark).
+ * - DOM-15: the ops (and the inverse) survive a JSON round trip.
+ * - DOM-16/21/23: both trees survive XML, snapshot and paged-snapshot round trips.
+ * - DOM-30: the diff turned into a patch reproduces the result, and its reverse the input.
+ */
+export function checkLaws(before: Tree, ops: readonly Op[], expected?: { xml?: string; readable?: string }): Tree {
+  const beforeSnap = toSnapshot(before);
+  const after = applyPatch(before, ops);
+  const afterSnap = toSnapshot(after);
+  expect(toSnapshot(before), "DOM-8: applying must not change the input").toBe(beforeSnap);
+  if (expected?.xml !== undefined) expect(toXml(after)).toBe(expected.xml);
+  if (expected?.readable !== undefined) expect(toXml(after, { ids: false })).toBe(expected.readable);
+
+  expect(toSnapshot(applyPatch(fromSnapshot(beforeSnap), ops)), "L1/DOM-7: replay on a copy gives the same bytes").toBe(afterSnap);
+
+  const inverse = invertPatch(before, ops);
+  expect(toSnapshot(applyPatch(after, inverse)), "DOM-14: the inverse restores the input exactly").toBe(beforeSnap);
+
+  expect(decodePatch(JSON.parse(JSON.stringify(ops))), "DOM-15: ops survive JSON").toEqual(ops);
+  expect(decodePatch(JSON.parse(JSON.stringify(inverse))), "DOM-15: inverses survive JSON").toEqual(inverse);
+
+  for (const [t, snap] of [
+    [before, beforeSnap],
+    [after, afterSnap],
+  ] as const) {
+    const xml = toXml(t);
+    const reparsed = parseXml(xml);
+    expect(toXml(reparsed), "DOM-16: XML is a fixed point").toBe(xml);
+    expect(toSnapshot(reparsed), "DOM-16: XML carries the whole tree").toBe(snap);
+    expect(toSnapshot(fromSnapshot(snap)), "DOM-21: snapshots round-trip").toBe(snap);
+    const { header, pages } = toPages(t);
+    const refs = pages.map((p, i) => (p === undefined ? undefined : `page-${i}`));
+    const paged = treeFromPages(header, refs, (ref) => pages[Number(ref.slice(5))] as string);
+    expect(toSnapshot(paged), "DOM-23: a tree loaded lazily from pages is the same tree").toBe(snap);
+  }
+
+  const d = diffTrees(before, after);
+  expect(toSnapshot(applyPatch(before, diffToPatch(before, d))), "DOM-30: the diff's patch gives the result").toBe(afterSnap);
+  expect(toSnapshot(applyPatch(after, diffToPatch(after, reverseDiff(d)))), "DOM-29: the reversed diff goes back").toBe(beforeSnap);
+  return after;
+}
+
+/**
+ * Checks that `ops` is rejected with `code` (DOM-7, DOM-20): the error names the failing op, the
+ * input is untouched, and `invertPatch` refuses it the same way.
+ */
+export function checkRejected(before: Tree, ops: readonly unknown[], code: DomErrorCode, opIndex?: number): void {
+  const beforeSnap = toSnapshot(before);
+  const result = tryApplyPatch(before, ops as Op[]);
+  expect(result.ok, `expected ${code}`).toBe(false);
+  if (result.ok) return;
+  expect(result.error.code, result.error.message).toBe(code);
+  if (opIndex !== undefined) {
+    expect(result.error.opIndex).toBe(opIndex);
+    expect(result.error.message).toMatch(new RegExp(`^op ${opIndex}: `));
+  }
+  expect(() => applyPatch(before, ops as Op[])).toThrow(result.error.message);
+  expect(() => invertPatch(before, ops as Op[])).toThrow(result.error.message);
+  expect(toSnapshot(before), "DOM-7: a failed patch leaves the input untouched").toBe(beforeSnap);
+}

@@ -1,0 +1,28 @@
+/**
+ * Property tests (fast-check) against the from-scratch oracle in model.ts. fast-check prints the
+ * seed and path of any failure; pin it in regressions.test.ts. STRATA_FC_RUNS raises the run count
+ * for longer local runs (30,000 runs were clean when this was written).
+ */
+import fc from "fast-check";
+import { describe, it } from "vitest";
+import { agreesWithOracle, branchDiffsAreExact, monotonicMintsAbove, satisfiesLaws } from "./properties.ts";
+
+const RUNS = Number(process.env.STRATA_FC_RUNS ?? 1500);
+
+describe("random patches", () => {
+  it("DOM-7…13: the tree and the oracle agree on every patch, valid or not, and failures leave the input untouched", () => {
+    fc.assert(agreesWithOracle, { numRuns: RUNS });
+  });
+
+  it("DOM-14…30: every valid random patch satisfies all laws (invert, JSON, XML, snapshot, pages, diff)", () => {
+    fc.assert(satisfiesLaws, { numRuns: RUNS });
+  });
+
+  it("DOM-28…30: diffs between diverged branches and between unshared copies turn into exact patches", () => {
+    fc.assert(branchDiffsAreExact, { numRuns: Math.ceil(RUNS / 2) });
+  });
+
+  it("L5/DOM-14: monotonic application never lowers the high-water mark and mints above it", () => {
+    fc.assert(monotonicMintsAbove, { numRuns: Math.ceil(RUNS / 3) });
+  });
+});

@@ -1,0 +1,116 @@
+/** DOM-21 … DOM-23: canonical snapshots, untrusted snapshot input, paged snapshots. */
+import { describe, expect, it } from "vitest";
+import {
+  applyPatch,
+  DomError,
+  decodePage,
+  encodePage,
+  fromSnapshot,
+  LazyPage,
+  nodeId,
+  parseXml,
+  SNAPSHOT_FORMAT,
+  select,
+  skeletonTree,
+  toPages,
+  toSnapshot,
+  toXml,
+  treeFromPages,
+} from "../src/index.ts";
+import { SKELETON } from "./arbitraries.ts";
+
+const n = nodeId;
+const sample = () =>
+  applyPatch(skeletonTree(SKELETON), [
+    ["ins", n(2), null, { tag: "todo", children: [{ tag: "item", attrs: { status: "pending" }, text: "a" }] }],
+    ["ins", n(3), null, { tag: "turn", attrs: { n: "1" }, text: "x\r\ny" }],
+  ]);
+
+const mutate = (snap: string, f: (d: { hwm: number; root: number; fixed: number[]; size: number; nodes: unknown[][] }) => void) => {
+  const d = JSON.parse(snap);
+  f(d);
+  return JSON.stringify(d);
+};
+
+describe("DOM-21 canonical snapshots", () => {
+  it("carries format, high-water mark, root, fixed skeleton and every record in id order", () => {
+    const s = JSON.parse(toSnapshot(sample()));
+    expect(s.format).toBe(SNAPSHOT_FORMAT);
+    expect([s.hwm, s.root, s.fixed, s.size]).toEqual([6, 1, [1, 2, 3], 6]);
+    expect(s.nodes.map((r: unknown[]) => r[0])).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(s.nodes[4]).toEqual([5, "item", { status: "pending" }, "a", 4, 0, 0, 0, 0]);
+  });
+
+  it("equal trees give equal bytes; a different high-water mark gives different bytes", () => {
+    const a = sample();
+    expect(toSnapshot(parseXml(toXml(a)))).toBe(toSnapshot(a));
+    expect(toSnapshot(fromSnapshot(new TextEncoder().encode(toSnapshot(a))))).toBe(toSnapshot(a));
+    expect(toSnapshot(applyPatch(a, [["set", 0, "hwm", "7"]]))).not.toBe(toSnapshot(a));
+  });
+});
+
+describe("DOM-22 snapshots from untrusted sources are validated", () => {
+  const cases: Array<[string, (s: string) => string, RegExp]> = [
+    ["not JSON", () => "{", /not valid UTF-8 JSON/],
+    ["foreign format", (s) => mutate(s, (d) => Object.assign(d, { format: "other@2" })), /foreign or newer snapshot/],
+    ["size mismatch", (s) => mutate(s, (d) => Object.assign(d, { size: 5 })), /holds 6 records/],
+    ["unordered records", (s) => mutate(s, (d) => d.nodes.reverse()), /ascending id order/],
+    ["record above hwm", (s) => mutate(s, (d) => Object.assign(d, { hwm: 5 })), /above the high-water mark/],
+    ["dangling child", (s) => mutate(s, (d) => ((d.nodes[3] as unknown[])[7] = 99)), /lists child 99, which has no record/],
+    ["wrong parent", (s) => mutate(s, (d) => ((d.nodes[4] as unknown[])[4] = 3)), /names 3 as parent/],
+    ["cycle", (s) => mutate(s, (d) => ((d.nodes[4] as unknown[])[6] = 5)), /cycle|prev/],
+    ["unreachable", (s) => mutate(s, (d) => ((d.nodes[3] as unknown[])[7] = 0)), /last|not reachable/],
+    ["mixed content", (s) => mutate(s, (d) => ((d.nodes[3] as unknown[])[3] = "t")), /both text and children/],
+    ["bad name", (s) => mutate(s, (d) => ((d.nodes[3] as unknown[])[1] = "__proto__")), /reserved/],
+    ["bad text", (s) => mutate(s, (d) => ((d.nodes[4] as unknown[])[3] = "\u0001")), /cannot carry/],
+    ["fixed missing", (s) => mutate(s, (d) => Object.assign(d, { fixed: [1, 2, 3, 7] })), /fixed element 7 does not exist/],
+    ["root not fixed", (s) => mutate(s, (d) => Object.assign(d, { fixed: [2, 3] })), /root must be fixed/],
+    ["short record", (s) => mutate(s, (d) => (d.nodes[0] as unknown[]).pop()), /9-element record/],
+  ];
+  for (const [name, corrupt, message] of cases)
+    it(`rejects ${name}`, () => {
+      const bytes = corrupt(toSnapshot(sample()));
+      try {
+        fromSnapshot(bytes);
+        expect.unreachable();
+      } catch (e) {
+        expect(e).toBeInstanceOf(DomError);
+        expect((e as DomError).code).toBe("bad-snapshot");
+        expect((e as DomError).message).toMatch(message);
+      }
+    });
+});
+
+describe("DOM-23 paged snapshots", () => {
+  it("loads pages only when touched, and gives the same tree", () => {
+    let t = skeletonTree(SKELETON);
+    const ops = [];
+    for (let i = 0; i < 2000; i++) ops.push(["ins", n(3), i === 0 ? null : n(3 + i), { tag: "turn", attrs: { n: String(i) } }] as const);
+    t = applyPatch(t, ops);
+    const { header, pages } = toPages(t);
+    expect(pages.length).toBe(8);
+    const loads: string[] = [];
+    const lazy = treeFromPages(
+      header,
+      pages.map((p, i) => (p === undefined ? undefined : `p${i}`)),
+      (ref) => {
+        loads.push(ref);
+        return pages[Number(ref.slice(1))] as string;
+      },
+    );
+    expect(lazy.get(2003)?.attrs.n).toBe("1999");
+    expect(loads).toEqual(["p7"]);
+    const next = applyPatch(lazy, [["set", n(2003), "done", "1"]]);
+    expect(loads).toEqual(["p7"]);
+    expect(next.slots[0]).toBeInstanceOf(LazyPage);
+    expect(toSnapshot(lazy)).toBe(toSnapshot(t));
+    expect(select(next, "turn[done]").map((e) => e.id)).toEqual([2003]);
+  });
+
+  it("decodePage validates the page number of every record", () => {
+    const { pages } = toPages(sample());
+    expect(() => decodePage(1, pages[0] as string)).toThrow(/belongs to page 0/);
+    expect(encodePage(decodePage(0, pages[0] as string))).toBe(pages[0]);
+    expect(() => decodePage(0, "{}")).toThrow(/array of records/);
+  });
+});
