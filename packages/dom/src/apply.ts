@@ -9,6 +9,9 @@ import { checkOp, type InsOp, type MvOp, type NodeSpec, type Op, type SetOp } fr
 import { type Attrs, NO_ATTRS, type Rec, type Tree } from "./tree.ts";
 import { TreeWriter } from "./writer.ts";
 
+/** Largest single raise of the high-water mark a monotonic patch may make (keeps trees dense). */
+export const MAX_HWM_RAISE = 2 ** 24;
+
 export interface ApplyOptions {
   /**
    * Forbid the two restore forms (explicit ids in `ins`, lowering `hwm`), so ids only ever move
@@ -219,6 +222,11 @@ function setAttr(w: TreeWriter, op: SetOp, options: ApplyOptions): void {
       const max = w.maxLiveId();
       if (hwm < max) throw new DomError("bad-hwm", `cannot lower the high-water mark to ${hwm}: element ${max} is live`);
     }
+    if (options.monotonic && hwm - w.hwm > MAX_HWM_RAISE)
+      throw new DomError(
+        "bad-hwm",
+        `a journaled patch may raise the high-water mark by at most ${MAX_HWM_RAISE} at once (${w.hwm} → ${hwm})`,
+      );
     w.hwm = hwm;
     return;
   }

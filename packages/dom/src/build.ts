@@ -2,6 +2,7 @@
  * Making trees from nothing, and reading a subtree back as a node spec (DOM-3).
  */
 import { applyPatch } from "./apply.ts";
+import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import type { NodeId } from "./ids.ts";
 import { checkName } from "./names.ts";
@@ -25,7 +26,7 @@ export function emptyTree(rootTag = "session"): Tree {
   });
   const page: Rec[] = [];
   page[1] = root; // index = id & PAGE_MASK; id 0 is never used
-  return makeTree(1, 1, [1], 1, [Object.freeze(page)]);
+  return makeTree(1, 1, [1], 1, dirFromSlots([Object.freeze(page)]));
 }
 
 /**
@@ -51,7 +52,7 @@ export function skeletonTree(spec: NodeSpec): Tree {
   tree = applyPatch(tree, ops);
   const fixed: number[] = [];
   for (let id = 1; id <= tree.hwm; id++) fixed.push(id);
-  return makeTree(tree.hwm, tree.rootId, fixed, tree.size, tree.slots);
+  return makeTree(tree.hwm, tree.rootId, fixed, tree.size, tree.dir);
 }
 
 /** Number of elements in a spec. */

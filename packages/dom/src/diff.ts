@@ -7,10 +7,11 @@
 
 import { applyPatch } from "./apply.ts";
 import { specOf } from "./build.ts";
+import { dirDiff } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import type { NodeId } from "./ids.ts";
 import type { NodeSpec, Op } from "./ops.ts";
-import { LazyPage, PAGE_BITS, PAGE_SIZE, type Page, pageOf, type Rec, type Tree } from "./tree.ts";
+import { LazyPage, PAGE_SIZE, type Page, pageOf, type Rec, type Tree } from "./tree.ts";
 
 export interface DiffPosition {
   readonly parent: NodeId;
@@ -81,20 +82,17 @@ export function diffTrees(a: Tree, b: Tree): TreeDiff {
   const removedIds = new Set<number>();
   const replaced = new Set<number>();
   const changed: Array<[Rec, Rec]> = [];
-  const n = Math.max(a.slots.length, b.slots.length);
-  for (let i = 0; i < n; i++) {
-    const sa = a.slots[i];
-    const sb = b.slots[i];
-    if (sa === sb) continue; // shared page: nothing in it changed
-    if (sa instanceof LazyPage && sb instanceof LazyPage && sa.ref === sb.ref) continue;
+  dirDiff(a.dir, b.dir, (i, sa, sb) => {
+    if (sa instanceof LazyPage && sb instanceof LazyPage && sa.ref === sb.ref) return;
     const pa: Page = pageOf(sa) ?? [];
     const pb: Page = pageOf(sb) ?? [];
-    if (pa === pb) continue;
-    for (let j = 0; j < PAGE_SIZE; j++) {
+    if (pa === pb) return;
+    const n = Math.max(pa.length, pb.length);
+    for (let j = 0; j < n; j++) {
       const ra = pa[j];
       const rb = pb[j];
       if (ra === rb) continue;
-      const id = (i << PAGE_BITS) | j;
+      const id = i * PAGE_SIZE + j;
       if (rb === undefined) removedIds.add(id);
       else if (ra === undefined) addedIds.add(id);
       else if (ra.tag !== rb.tag) {
@@ -105,7 +103,7 @@ export function diffTrees(a: Tree, b: Tree): TreeDiff {
         replaced.add(id);
       } else changed.push([ra, rb]);
     }
-  }
+  });
   // Children of a replaced element changed parent even where their records did not change.
   const seenChanged = new Set(changed.map(([ra]) => ra.id as number));
   for (const id of replaced)
@@ -260,7 +258,14 @@ export function diffToPatch(a: Tree, d: TreeDiff): Op[] {
   const ops: Op[] = [];
   let work = a;
   const emit = (op: Op): void => {
-    work = applyPatch(work, [op]);
+    try {
+      work = applyPatch(work, [op]);
+    } catch (e) {
+      // Say which op of the generated patch failed (usually: the diff was taken against another tree).
+      if (e instanceof DomError)
+        throw new DomError(e.code, `op ${ops.length}: ${e.message.replace(/^op 0: /, "")}`, { opIndex: ops.length });
+      throw e;
+    }
     ops.push(op);
   };
   // 1. Clear text that must go, so elements can receive children (DOM-4).

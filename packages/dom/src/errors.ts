@@ -15,9 +15,9 @@ export type DomErrorCode =
   | "cycle"
   /** `rm`/`mv` of a fixed skeleton element. */
   | "fixed-node"
-  /** A tag or attribute name is not allowed (syntax, reserved, prototype-polluting). */
+  /** A tag or attribute name is not a string or not allowed (syntax, reserved, prototype-polluting). */
   | "bad-name"
-  /** A text or attribute value holds characters XML 1.0 cannot carry. */
+  /** A text or attribute value is not a string, or holds characters XML 1.0 cannot carry. */
   | "bad-text"
   /** An element would hold both child elements and text (DOM-4). */
   | "mixed-content"

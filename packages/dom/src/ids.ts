@@ -13,8 +13,11 @@ export type NodeId = number & { readonly [nodeIdBrand]: true };
 export const DOCUMENT = 0;
 export type DocumentId = typeof DOCUMENT;
 
-/** Largest id a tree will mint or accept (2^53 - 1 would do; a lower cap keeps arithmetic exact). */
-export const MAX_NODE_ID = 2 ** 48;
+/**
+ * Largest id a tree will mint or accept: 2^31 - 1, so page arithmetic stays in 32-bit integers.
+ * Two billion elements per session is far beyond any session's size.
+ */
+export const MAX_NODE_ID = 2 ** 31 - 1;
 
 /** True when `n` can be a node id. */
 export function isNodeId(n: unknown): n is NodeId {
@@ -26,6 +29,6 @@ export function isNodeId(n: unknown): n is NodeId {
  * wrong literal fails at the call site rather than deep inside a patch.
  */
 export function nodeId(n: number): NodeId {
-  if (!isNodeId(n)) throw new TypeError(`not a node id: ${String(n)} (ids are integers from 1 to 2^48)`);
+  if (!isNodeId(n)) throw new TypeError(`not a node id: ${String(n)} (ids are integers from 1 to 2^31 - 1)`);
   return n;
 }

@@ -2,7 +2,7 @@
  * @strata/dom — the session tree: immutable versions, the op set of `patch@1`, canonical XML and
  * snapshots, CSS selectors, and structural diffs. Depends on no other strata package.
  */
-export { type ApplyOptions, applyPatch, tryApplyPatch } from "./apply.ts";
+export { type ApplyOptions, applyPatch, MAX_HWM_RAISE, tryApplyPatch } from "./apply.ts";
 export { emptyTree, skeletonTree, specOf, specSize } from "./build.ts";
 export {
   type DiffAttr,
@@ -24,6 +24,7 @@ export { ID_ATTR, invalidCharIndex, MAX_NAME_LENGTH, nameProblem, sanitizeText }
 export {
   type AppendOp,
   checkOp,
+  checkSpec,
   decodeOp,
   decodePatch,
   type InsOp,
@@ -44,6 +45,9 @@ export {
   encodePage,
   fromSnapshot,
   headerOf,
+  lazyTree,
+  type PageCodec,
+  RECORD_TEXT,
   SNAPSHOT_FORMAT,
   slotsOf,
   type TreeHeader,

@@ -34,7 +34,9 @@ export function invertPatch(before: Tree, ops: readonly Op[]): Op[] {
   // since removing and restoring elements does not depend on the mark.
   const out: Op[] = [];
   for (let i = inverses.length - 1; i >= 0; i--) for (const op of inverses[i] as Op[]) if (!isHwmOp(op)) out.push(op);
-  if (w.hwm !== before.hwm) out.push(["set", 0, "hwm", String(before.hwm)]);
+  // Restore-form inserts inside the inverse may raise the mark, so end on it whenever the patch
+  // could have moved it.
+  if (w.hwm !== before.hwm || ops.some((op) => op[0] === "ins" || isHwmOp(op))) out.push(["set", 0, "hwm", String(before.hwm)]);
   return out;
 }
 

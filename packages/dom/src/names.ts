@@ -10,7 +10,7 @@ export const ID_ATTR = "_id";
 /** Longest tag or attribute name accepted. */
 export const MAX_NAME_LENGTH = 128;
 
-// ASCII XML names without colons: selectable with CSS without escaping, valid as JS object keys.
+// ASCII XML names without colons (a "." must be escaped in CSS selectors: `n\\.s`).
 const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 // Names that pollute prototypes when used as keys, and names XML reserves.
 const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);

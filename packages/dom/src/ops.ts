@@ -111,7 +111,7 @@ export function decodePatch(data: unknown): Op[] {
 }
 
 function checkId(v: unknown, what: string): void {
-  if (!isNodeId(v)) throw new DomError("bad-op", `${what} must be a node id (an integer from 1 to 2^48), got ${describe(v)}`);
+  if (!isNodeId(v)) throw new DomError("bad-op", `${what} must be a node id (an integer from 1 to 2^31 - 1), got ${describe(v)}`);
 }
 
 function checkAnchor(v: unknown, what: string): void {

@@ -5,7 +5,8 @@
  * Positional pseudo-classes are replaced by versions that index each sibling list once per query,
  * so `:nth-child` under a parent with 20,000 children stays linear.
  */
-import { is as cssIs, selectOne as cssSelectOne, type Options, selectAll } from "css-select";
+import { compile, is as cssIs, selectOne as cssSelectOne, type Options, selectAll } from "css-select";
+import { parse, type Selector } from "css-what";
 import nthCheck from "nth-check";
 import { DomError } from "./errors.ts";
 import { type Element, type Rec, type Tree, textContent, viewOf } from "./tree.ts";
@@ -23,14 +24,14 @@ const EMPTY: readonly Rec[] = Object.freeze([]);
 /** Every element matching `selector`, in document order. Throws `bad-selector` on a bad selector. */
 export function select(tree: Tree, selector: string, options: SelectOptions = {}): Element[] {
   const q = new Query(tree);
-  const found = run(selector, () => selectAll<Rec, Rec>(selector, q.context(options), q.options));
+  const found = run(selector, (tokens) => selectAll<Rec, Rec>(tokens, q.context(options), q.options));
   return found.map((r) => viewOf(tree, r));
 }
 
 /** The first element matching `selector` in document order, or `undefined`. */
 export function selectOne(tree: Tree, selector: string, options: SelectOptions = {}): Element | undefined {
   const q = new Query(tree);
-  const found = run(selector, () => cssSelectOne<Rec, Rec>(selector, q.context(options), q.options));
+  const found = run(selector, (tokens) => cssSelectOne<Rec, Rec>(tokens, q.context(options), q.options));
   return found === null ? undefined : viewOf(tree, found);
 }
 
@@ -39,20 +40,20 @@ export function matches(tree: Tree, id: number, selector: string): boolean {
   const r = tree.rec(id);
   if (r === undefined) throw new DomError("unknown-node", `element ${id} does not exist in this tree`);
   const q = new Query(tree);
-  return run(selector, () => cssIs<Rec, Rec>(r, selector, q.options));
+  return run(selector, (tokens) => cssIs<Rec, Rec>(r, tokens, q.options));
 }
 
 /** Number of elements matching `selector`. */
 export function count(tree: Tree, selector: string, options: SelectOptions = {}): number {
   const q = new Query(tree);
-  return run(selector, () => selectAll<Rec, Rec>(selector, q.context(options), q.options)).length;
+  return run(selector, (tokens) => selectAll<Rec, Rec>(tokens, q.context(options), q.options)).length;
 }
 
-function run<T>(selector: string, f: () => T): T {
+function run<T>(selector: string, f: (tokens: Selector[][]) => T): T {
   if (typeof selector !== "string") throw new DomError("bad-selector", `a selector must be a string, got ${typeof selector}`);
   if (selector.trim() === "") throw new DomError("bad-selector", "the selector is empty; use * to match every element");
   try {
-    return f();
+    return f(prepare(selector));
   } catch (e) {
     if (e instanceof DomError) throw e;
     const message = (e as Error).message ?? String(e);
@@ -64,6 +65,36 @@ function run<T>(selector: string, f: () => T): T {
       column !== undefined ? { line: 1, column } : {},
     );
   }
+}
+
+const NTH = new Set(["nth-child", "nth-last-child", "nth-of-type", "nth-last-of-type"]);
+
+/**
+ * Parses once and fixes up what css-select would otherwise get wrong or check lazily:
+ * - `[a!=""]` becomes `:not([a=""])`, so it also matches elements without `a` (DOM-25);
+ * - every `:nth-*()` formula and `of S` selector is checked now, so a bad one fails on every tree,
+ *   not only on trees where an element reaches it (DOM-27).
+ */
+function prepare(selector: string): Selector[][] {
+  const tokens = parse(selector);
+  const fix = (groups: Selector[][]): void => {
+    for (const group of groups)
+      for (let i = 0; i < group.length; i++) {
+        const t = group[i] as Selector;
+        if (t.type === "attribute" && t.action === "not" && t.value === "") {
+          group[i] = { type: "pseudo" as Selector["type"], name: "not", data: [[{ ...t, action: "equals" }]] } as Selector;
+        } else if (t.type === "pseudo") {
+          if (Array.isArray(t.data)) fix(t.data);
+          else if (NTH.has(t.name)) {
+            const of = /^(.+?)\s+of\s+(.+)$/is.exec(t.data ?? "");
+            nthCheck((of?.[1] ?? t.data ?? "").trim());
+            if (of !== null) fix(parse((of[2] as string).trim()));
+          }
+        }
+      }
+  };
+  fix(tokens);
+  return tokens;
 }
 
 interface SiblingIndex {
@@ -79,6 +110,7 @@ class Query {
   private readonly siblings = new Map<number, SiblingIndex>();
   private readonly nth = new Map<string, (i: number) => boolean>();
   private readonly ofLists = new Map<string, { readonly positions: Map<Rec, number>; readonly total: number }>();
+  private readonly ofQueries = new Map<string, (el: Rec) => boolean>();
 
   constructor(private readonly tree: Tree) {
     const adapter: Adapter = {
@@ -97,11 +129,12 @@ class Query {
     this.options = { adapter, xmlMode: true, pseudos: this.pseudos() };
   }
 
-  context(options: SelectOptions): Rec[] {
+  /** Where to search: the root itself included, or (`within`) the descendants of one element, which `:scope` names. */
+  context(options: SelectOptions): Rec | Rec[] {
     if (options.within === undefined) return [this.tree.rec(this.tree.rootId) as Rec];
     const r = this.tree.rec(options.within);
     if (r === undefined) throw new DomError("unknown-node", `element ${options.within} does not exist in this tree`);
-    return r.first === 0 ? [] : this.children(r);
+    return r;
   }
 
   private children(r: Rec): Rec[] {
@@ -149,8 +182,13 @@ class Query {
     const key = `${n.parent}\u0000${selector}`;
     let entry = this.ofLists.get(key);
     if (entry === undefined) {
+      let test = this.ofQueries.get(selector);
+      if (test === undefined) {
+        test = compile<Rec, Rec>(prepare(selector), this.options);
+        this.ofQueries.set(selector, test);
+      }
       const positions = new Map<Rec, number>();
-      for (const s of this.index(n).list) if (cssIs<Rec, Rec>(s, selector, this.options)) positions.set(s, positions.size);
+      for (const s of this.index(n).list) if (test(s)) positions.set(s, positions.size);
       entry = { positions, total: positions.size };
       this.ofLists.set(key, entry);
     }

@@ -5,6 +5,7 @@
  * load them lazily; see {@link encodePage} and {@link treeFromPages}.
  */
 import { makeAttrs } from "./apply.ts";
+import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
 import { checkText, nameProblem } from "./names.ts";
@@ -22,11 +23,7 @@ function encodeRec(r: Rec): EncodedRec {
 /** The canonical snapshot of `tree` (a UTF-8 JSON string). */
 export function toSnapshot(tree: Tree): string {
   const nodes: EncodedRec[] = [];
-  for (const slot of tree.slots) {
-    const page = pageOf(slot);
-    if (page === undefined) continue;
-    for (const r of page) if (r !== undefined) nodes.push(encodeRec(r));
-  }
+  for (const [, slot] of tree.slotEntries()) for (const r of pageOf(slot) as Page) if (r !== undefined) nodes.push(encodeRec(r));
   return JSON.stringify({ format: SNAPSHOT_FORMAT, hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size, nodes });
 }
 
@@ -78,7 +75,7 @@ export function fromSnapshot(bytes: string | Uint8Array): Tree {
     page[r.id & PAGE_MASK] = r;
   }
   for (const page of slots) if (page !== undefined) Object.freeze(page);
-  const tree = makeTree(header.hwm, header.root, header.fixed, header.size, slots);
+  const tree = makeTree(header.hwm, header.root, header.fixed, header.size, dirFromSlots(slots));
   if (prevId > header.hwm) throw new DomError("bad-snapshot", `record ${prevId} is above the high-water mark ${header.hwm}`);
   checkStructure(tree);
   return tree;
@@ -175,27 +172,67 @@ export function checkStructure(tree: Tree): void {
   }
 }
 
-/** The page of records as canonical JSON (records in id order). */
-export function encodePage(page: Page): string {
-  const out: EncodedRec[] = [];
-  for (const r of page) if (r !== undefined) out.push(encodeRec(r));
+/**
+ * How a store represents record texts inside pages. A store may keep long texts out of pages (a
+ * reference to where the text is already stored) as long as `decodeText(encodeText(t))` is `t`.
+ */
+export interface PageCodec {
+  /** The value to store for the text of element `id` (default: the text itself). */
+  encodeText?(text: string, id: number): unknown;
+  /** The text for a stored non-string value (strings are texts as they are). */
+  decodeText?(value: unknown, id: number): string;
+}
+
+/** Position of the text in an encoded record `[id, tag, attrs, text, parent, prev, next, first, last]`. */
+export const RECORD_TEXT = 3;
+
+/** The page of records as JSON (records in id order); canonical when `codec` keeps texts inline. */
+export function encodePage(page: Page, codec: PageCodec = {}): string {
+  const out: unknown[][] = [];
+  const enc = codec.encodeText;
+  for (const r of page) {
+    if (r === undefined) continue;
+    const rec: unknown[] = encodeRec(r);
+    if (enc !== undefined && r.text !== "") {
+      const v = enc(r.text, r.id);
+      // Strings are read back as themselves; a stored form must be some other JSON value.
+      if (typeof v === "string" && v !== r.text)
+        throw new DomError("bad-op", "a PageCodec must store a text as itself or as a non-string value");
+      rec[RECORD_TEXT] = v;
+    }
+    out.push(rec);
+  }
   return JSON.stringify(out);
 }
 
-/** Decodes page number `index`, checking every record and that each id belongs to this page. */
-export function decodePage(index: number, bytes: string | Uint8Array): Page {
-  let data: unknown;
-  try {
-    data = JSON.parse(typeof bytes === "string" ? bytes : new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch (e) {
-    throw new DomError("bad-snapshot", `page ${index} is not valid JSON: ${(e as Error).message}`);
+/**
+ * Decodes page number `index` from JSON (or already parsed records), checking every record and that
+ * each id belongs to this page. `codec.decodeText` turns stored text values back into texts.
+ */
+export function decodePage(index: number, input: string | Uint8Array | readonly unknown[], codec: PageCodec = {}): Page {
+  let data: unknown = input;
+  if (typeof input === "string" || input instanceof Uint8Array) {
+    try {
+      data = JSON.parse(typeof input === "string" ? input : new TextDecoder("utf-8", { fatal: true }).decode(input));
+    } catch (e) {
+      throw new DomError("bad-snapshot", `page ${index} is not valid JSON: ${(e as Error).message}`);
+    }
   }
   if (!Array.isArray(data)) throw new DomError("bad-snapshot", `page ${index} must be an array of records`);
+  const dec = codec.decodeText;
   const page: (Rec | undefined)[] = [];
+  let prev = 0;
   for (let i = 0; i < data.length; i++) {
-    const r = decodeRec(data[i], `page ${index} record ${i}`);
+    let raw = data[i] as unknown;
+    if (dec !== undefined && Array.isArray(raw) && raw.length === 9 && typeof raw[RECORD_TEXT] !== "string") {
+      raw = [...raw];
+      (raw as unknown[])[RECORD_TEXT] = dec((raw as unknown[])[RECORD_TEXT], (raw as unknown[])[0] as number);
+    }
+    const r = decodeRec(raw, `page ${index} record ${i}`);
     if (r.id >>> PAGE_BITS !== index)
       throw new DomError("bad-snapshot", `page ${index} holds record ${r.id}, which belongs to page ${r.id >>> PAGE_BITS}`);
+    if (r.id <= prev) throw new DomError("bad-snapshot", `page ${index}: records must be in ascending id order (${r.id} after ${prev})`);
+    prev = r.id;
     page[r.id & PAGE_MASK] = r;
   }
   return Object.freeze(page);
@@ -206,9 +243,14 @@ export function headerOf(tree: Tree): TreeHeader {
   return { hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size };
 }
 
-/** The slots of `tree`: a loaded page, an unloaded lazy page (with its reference), or a hole. */
-export function slotsOf(tree: Tree): readonly Slot[] {
-  return tree.slots;
+/**
+ * The slots of `tree` for pages `0 … pageCount - 1`: a loaded page, an unloaded lazy page (whose
+ * `ref` a store can reuse without loading it), or `undefined` for an empty page.
+ */
+export function slotsOf(tree: Tree): Slot[] {
+  const out: Slot[] = new Array(tree.pageCount).fill(undefined);
+  for (const [i, slot] of tree.slotEntries()) out[i] = slot;
+  return out;
 }
 
 /**
@@ -216,12 +258,26 @@ export function slotsOf(tree: Tree): readonly Slot[] {
  * empty page); `load(ref)` returns the encoded page. Pages are validated as they load; the
  * structure across pages is trusted (the store verifies snapshots against replay).
  */
-export function treeFromPages(header: TreeHeader, refs: readonly (string | undefined)[], load: (ref: string) => string | Uint8Array): Tree {
-  const slots: Slot[] = refs.map((ref, i) => (ref === undefined ? undefined : new LazyPage(ref, (r) => decodePage(i, load(r)))));
-  return makeTree(header.hwm, header.root, header.fixed, header.size, slots);
+export function treeFromPages(
+  header: TreeHeader,
+  refs: readonly (string | null | undefined)[],
+  load: (ref: string, index: number) => string | Uint8Array,
+  codec: PageCodec = {},
+): Tree {
+  return lazyTree(header, refs, (ref, i) => decodePage(i, load(ref, i), codec));
+}
+
+/** Like {@link treeFromPages}, with a loader that returns decoded pages (see {@link decodePage}). */
+export function lazyTree(
+  header: TreeHeader,
+  refs: readonly (string | null | undefined)[],
+  load: (ref: string, index: number) => Page,
+): Tree {
+  const slots: Slot[] = refs.map((ref, i) => (ref === undefined || ref === null ? undefined : new LazyPage(ref, (r) => load(r, i))));
+  return makeTree(header.hwm, header.root, header.fixed, header.size, dirFromSlots(slots));
 }
 
 /** Every page of `tree` encoded (loading lazy pages), with the header: a paged snapshot. */
-export function toPages(tree: Tree): { header: TreeHeader; pages: (string | undefined)[] } {
-  return { header: headerOf(tree), pages: tree.slots.map((s) => (s === undefined ? undefined : encodePage(pageOf(s) as Page))) };
+export function toPages(tree: Tree, codec: PageCodec = {}): { header: TreeHeader; pages: (string | undefined)[] } {
+  return { header: headerOf(tree), pages: slotsOf(tree).map((s) => (s === undefined ? undefined : encodePage(pageOf(s) as Page, codec))) };
 }

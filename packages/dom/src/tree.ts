@@ -8,6 +8,7 @@
  * `prev`/`next` on siblings), so inserting under a parent with 100,000 children touches three
  * records, not an array of 100,000 ids.
  */
+import { type Dir, dirEntries, dirGet, dirLength } from "./dir.ts";
 import type { NodeId } from "./ids.ts";
 
 export const PAGE_BITS = 8;
@@ -98,28 +99,38 @@ export class Tree {
     readonly fixed: readonly NodeId[],
     /** Number of elements. */
     readonly size: number,
-    /** @internal page directory: slot `i` holds ids `i * PAGE_SIZE …`. */
-    readonly slots: readonly Slot[],
+    /** @internal page directory: page `i` holds ids `i * PAGE_SIZE …`. */
+    readonly dir: Dir,
   ) {
     Object.freeze(this);
   }
 
   /** @internal the stored record of `id`, or `undefined`. */
   rec(id: number): Rec | undefined {
-    const slot = this.slots[id >>> PAGE_BITS];
+    const i = id >>> PAGE_BITS;
+    const dir = this.dir;
+    let node = dir.root as readonly unknown[] | undefined;
+    if (node === undefined) return undefined;
+    if (dir.height > 1) {
+      if (i >= 64 ** dir.height) return undefined;
+      for (let shift = (dir.height - 1) * 6; shift > 0; shift -= 6) {
+        node = node[(i >>> shift) & 63] as readonly unknown[] | undefined;
+        if (node === undefined) return undefined;
+      }
+    } else if (i >= 64) return undefined;
+    const slot = node[i & 63] as Slot;
     if (slot === undefined) return undefined;
-    const page = slot instanceof LazyPage ? slot.page : slot;
-    return page[id & PAGE_MASK];
+    return (slot instanceof LazyPage ? slot.page : slot)[id & PAGE_MASK];
   }
 
   /** True when the tree has an element with this id. */
   has(id: number): boolean {
-    return id > 0 && this.rec(id) !== undefined;
+    return Number.isInteger(id) && id > 0 && this.rec(id) !== undefined;
   }
 
   /** A view of element `id`, or `undefined` when the tree has none. */
   get(id: number): Element | undefined {
-    const r = id > 0 ? this.rec(id) : undefined;
+    const r = Number.isInteger(id) && id > 0 ? this.rec(id) : undefined;
     return r === undefined ? undefined : new ElementView(this, r);
   }
 
@@ -140,6 +151,21 @@ export class Tree {
     for (let c = r === undefined ? 0 : r.first; c !== 0; c = (this.rec(c) as Rec).next) out.push(c as NodeId);
     return out;
   }
+
+  /** @internal the slot of page `i`. */
+  slotAt(i: number): Slot {
+    return dirGet(this.dir, i);
+  }
+
+  /** One more than the last page number in use: slots `0 … pageCount - 1` describe the tree. */
+  get pageCount(): number {
+    return dirLength(this.dir);
+  }
+
+  /** @internal present page slots, in page order. */
+  slotEntries(): Generator<[number, NonNullable<Slot>]> {
+    return dirEntries(this.dir);
+  }
 }
 
 function binarySearch(sorted: readonly number[], x: number): boolean {
@@ -156,8 +182,8 @@ function binarySearch(sorted: readonly number[], x: number): boolean {
 }
 
 /** @internal */
-export function makeTree(hwm: number, rootId: number, fixed: readonly number[], size: number, slots: readonly Slot[]): Tree {
-  return new Tree(hwm, rootId as NodeId, Object.freeze([...fixed]) as readonly NodeId[], size, Object.freeze(slots));
+export function makeTree(hwm: number, rootId: number, fixed: readonly number[], size: number, dir: Dir): Tree {
+  return new Tree(hwm, rootId as NodeId, Object.freeze([...fixed]) as readonly NodeId[], size, dir);
 }
 
 class ElementView implements Element {

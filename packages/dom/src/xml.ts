@@ -8,6 +8,7 @@
 import { EntityDecoder, XML } from "@nodable/entities";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { makeAttrs } from "./apply.ts";
+import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
 import { ID_ATTR, invalidCharIndex, nameProblem } from "./names.ts";
@@ -108,7 +109,17 @@ export function parseXml(input: string | Uint8Array, options: ParseXmlOptions = 
   }
   if (xml.charCodeAt(0) === 0xfeff) xml = xml.slice(1);
   const pos = new Positions(xml);
-  prescan(xml, pos, maxDepth);
+  const scan = prescan(xml, pos, maxDepth);
+  // XML normalizes raw TAB/LF/CR in attribute values to spaces (character references stay).
+  if (scan.whitespaceValues.length > 0) {
+    let out = "";
+    let from = 0;
+    for (const [start, end] of scan.whitespaceValues) {
+      out += xml.slice(from, start) + xml.slice(start, end).replace(/\r\n|[\t\n\r]/g, " ");
+      from = end;
+    }
+    xml = out + xml.slice(from);
+  }
   const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });
   if (valid !== true) {
     const { msg, line, col } = valid.err;
@@ -120,7 +131,7 @@ export function parseXml(input: string | Uint8Array, options: ParseXmlOptions = 
   } catch (e) {
     throw new DomError("bad-xml", `XML could not be parsed: ${(e as Error).message}`);
   }
-  return build(doc, pos);
+  return build(doc, pos, scan.header);
 }
 
 function parser(maxDepth: number): XMLParser {
@@ -136,6 +147,9 @@ function parser(maxDepth: number): XMLParser {
     cdataPropName: "#cdata",
     captureMetaData: true,
     maxNestedTags: maxDepth + 1,
+    // Names like "toString" are valid here (DOM-5); keep them as they are. "__proto__" and friends
+    // never reach the parser: the prescan refuses them.
+    onDangerousProperty: (name: string) => name,
     entityDecoder: new EntityDecoder({ namedEntities: { ...XML }, numericAllowed: true }),
   } as ConstructorParameters<typeof XMLParser>[0]);
 }
@@ -186,7 +200,15 @@ function isXmlChar(cp: number): boolean {
  * instructions only in the prolog (`<?xml?>`, `<?strata?>`), only the five XML entities and valid
  * numeric references, only characters XML can carry, and at most `maxDepth` levels.
  */
-function prescan(xml: string, pos: Positions, maxDepth: number): void {
+interface Prescan {
+  /** The `<?strata?>` header's attributes and where it stands. */
+  header: { attrs: Record<string, string>; offset: number } | undefined;
+  /** Attribute values holding raw TAB, LF or CR, which XML normalizes to spaces: [start, end). */
+  whitespaceValues: Array<[number, number]>;
+}
+
+function prescan(xml: string, pos: Positions, maxDepth: number): Prescan {
+  const result: Prescan = { header: undefined, whitespaceValues: [] };
   const bad = invalidCharIndex(xml);
   if (bad >= 0) {
     const code = xml.charCodeAt(bad).toString(16).toUpperCase().padStart(4, "0");
@@ -212,6 +234,7 @@ function prescan(xml: string, pos: Positions, maxDepth: number): void {
     if (lt < 0) break;
     const c = xml.charCodeAt(lt + 1);
     if (xml.startsWith("<![CDATA[", lt)) {
+      if (depth === 0) throw pos.error("bad-xml", "text outside the root element; a document is one element", lt);
       const end = xml.indexOf("]]>", lt + 9);
       if (end < 0) throw pos.error("bad-xml", "CDATA section is not closed", lt);
       i = end + 3;
@@ -226,6 +249,7 @@ function prescan(xml: string, pos: Positions, maxDepth: number): void {
       const target = /^<\?([^\s?]*)/.exec(xml.slice(lt, Math.min(end, lt + 64)))?.[1] ?? "";
       if (seenRoot || (target !== "xml" && target !== "strata"))
         throw pos.error("bad-xml", `processing instruction <?${target}?> is not accepted; only <?xml?> and <?strata?> before the root`, lt);
+      if (target === "strata") result.header = readHeader(xml.slice(lt, end), lt, pos, result.header !== undefined);
       i = end + 2;
     } else if (c === 0x2f /* / */) {
       depth--;
@@ -235,23 +259,52 @@ function prescan(xml: string, pos: Positions, maxDepth: number): void {
       // A start tag: find its end, skipping quoted attribute values (which may hold ">").
       let j = lt + 1;
       let quote = 0;
+      let valueStart = 0;
+      let rawWhitespace = false;
       for (; j < n; j++) {
         const ch = xml.charCodeAt(j);
         if (quote !== 0) {
-          if (ch === quote) quote = 0;
-          else if (ch === 0x26 /* & */) checkEntity(xml, j, pos);
+          if (ch === quote) {
+            quote = 0;
+            if (rawWhitespace) result.whitespaceValues.push([valueStart, j]);
+          } else if (ch === 0x26 /* & */) checkEntity(xml, j, pos);
           else if (ch === 0x3c) throw pos.error("bad-xml", 'attribute values may not contain a raw "<"; write &lt;', j);
-        } else if (ch === 0x22 || ch === 0x27) quote = ch;
-        else if (ch === 0x3e /* > */) break;
+          else if (ch === 0x09 || ch === 0x0a || ch === 0x0d) rawWhitespace = true;
+        } else if (ch === 0x22 || ch === 0x27) {
+          quote = ch;
+          valueStart = j + 1;
+          rawWhitespace = false;
+        } else if (ch === 0x3e /* > */) break;
       }
       if (seenRoot && depth === 0) throw pos.error("bad-xml", "a second root element; a tree has exactly one root", lt);
       checkTagNames(xml.slice(lt, j), lt, pos);
       seenRoot = true;
-      if (xml.charCodeAt(j - 1) !== 0x2f /* self-closing */ && ++depth > maxDepth)
+      const selfClosing = xml.charCodeAt(j - 1) === 0x2f;
+      if (depth + 1 > maxDepth)
         throw pos.error("too-large", `elements are nested more than ${maxDepth} deep (raise maxDepth to accept it)`, lt);
+      if (!selfClosing) depth++;
       i = j + 1;
     }
   }
+  if (!seenRoot) throw pos.error("bad-xml", "the document has no root element", n);
+  return result;
+}
+
+/** Reads `<?strata hwm="…" fixed="…"?>`: those two attributes, once. */
+function readHeader(pi: string, at: number, pos: Positions, repeated: boolean): { attrs: Record<string, string>; offset: number } {
+  if (repeated) throw pos.error("bad-xml", "a second <?strata?> header; a document has at most one", at);
+  const attrs: Record<string, string> = {};
+  const body = pi.slice("<?strata".length);
+  const pattern = /([^\s=/<>"'?]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+  for (const m of body.matchAll(pattern)) {
+    const name = m[1] as string;
+    if (name !== "hwm" && name !== "fixed") throw pos.error("bad-xml", `<?strata?> takes hwm and fixed, not ${JSON.stringify(name)}`, at);
+    if (Object.hasOwn(attrs, name)) throw pos.error("bad-xml", `<?strata?> gives ${name} twice`, at);
+    attrs[name] = m[2] ?? m[3] ?? "";
+  }
+  const rest = body.replace(pattern, "").trim();
+  if (rest !== "") throw pos.error("bad-xml", `<?strata?> header is malformed near ${JSON.stringify(rest.slice(0, 20))}`, at);
+  return { attrs, offset: at };
 }
 
 const TAG_NAME = /^<([^\s/>]*)/;
@@ -324,16 +377,12 @@ function offsetOf(node: XNode, fallback: number): number {
   return meta?.startIndex ?? fallback;
 }
 
-function build(doc: XNode[], pos: Positions): Tree {
-  let header: Record<string, string> | undefined;
+function build(doc: XNode[], pos: Positions, header: Prescan["header"]): Tree {
   let root: XNode | undefined;
   for (const item of doc) {
     const key = tagOf(item);
     if (key === "?xml") continue;
-    if (key === "?strata") {
-      header = (item[":@"] as Record<string, string> | undefined) ?? {};
-      continue;
-    }
+    if (key === "?strata") continue; // read by the prescan, with its position
     if (key === "#text") {
       const t = (item["#text"] as string) ?? "";
       if (t.trim() !== "") throw pos.error("bad-xml", `text outside the root element: ${JSON.stringify(t.trim().slice(0, 30))}`, 0);
@@ -344,7 +393,7 @@ function build(doc: XNode[], pos: Positions): Tree {
     if (root !== undefined) throw pos.error("bad-xml", `a second root element <${key}>; a tree has exactly one root`, offsetOf(item, 0));
     root = item;
   }
-  if (root === undefined) throw new DomError("bad-xml", "the document has no root element");
+  if (root === undefined) throw pos.error("bad-xml", "the document has no root element", 0);
 
   // Flatten in document order (iteratively), validating names, text and mixed content.
   const nodes: Built[] = [];
@@ -399,7 +448,9 @@ function build(doc: XNode[], pos: Positions): Tree {
   return assemble(nodes, header, pos);
 }
 
-function assemble(nodes: Built[], header: Record<string, string> | undefined, pos: Positions): Tree {
+function assemble(nodes: Built[], scanned: Prescan["header"], pos: Positions): Tree {
+  const header = scanned?.attrs;
+  const at = scanned?.offset ?? 0;
   const withIds = (nodes[0] as Built).explicitId !== undefined;
   const ids: number[] = new Array(nodes.length);
   let maxId = 0;
@@ -422,7 +473,7 @@ function assemble(nodes: Built[], header: Record<string, string> | undefined, po
   if (header?.hwm !== undefined) {
     const h = /^[1-9][0-9]{0,14}$/.test(header.hwm) ? Number(header.hwm) : Number.NaN;
     if (!isNodeId(h) || h < maxId)
-      throw new DomError("bad-xml", `<?strata hwm="${header.hwm}"?> must be an integer no smaller than the largest id (${maxId})`);
+      throw pos.error("bad-xml", `<?strata hwm="${header.hwm}"?> must be an integer no smaller than the largest id (${maxId})`, at);
     hwm = h;
   }
   const rootId = ids[0] as number;
@@ -434,13 +485,19 @@ function assemble(nodes: Built[], header: Record<string, string> | undefined, po
     const index = new Map<number, number>();
     for (let i = 0; i < ids.length; i++) index.set(ids[i] as number, i);
     const fixedSet = new Set(fixed);
-    if (!fixedSet.has(rootId)) throw new DomError("bad-xml", `<?strata fixed="${header.fixed}"?> must include the root (${rootId})`);
+    if (fixedSet.size !== fixed.length) throw pos.error("bad-xml", `<?strata fixed="${header.fixed}"?> lists an id twice`, at);
+    if (!fixedSet.has(rootId)) throw pos.error("bad-xml", `<?strata fixed="${header.fixed}"?> must include the root (${rootId})`, at);
     for (const f of fixed) {
       const i = index.get(f);
-      if (i === undefined) throw new DomError("bad-xml", `<?strata fixed?> names ${f}, which is not an element of the document`);
+      if (i === undefined)
+        throw pos.error(
+          "bad-xml",
+          `<?strata fixed?> names ${Number.isNaN(f) ? "a non-id" : f}, which is not an element of the document`,
+          at,
+        );
       const parentIndex = (nodes[i] as Built).parentIndex;
       if (parentIndex >= 0 && !fixedSet.has(ids[parentIndex] as number))
-        throw new DomError("bad-xml", `fixed element ${f} has a parent that is not fixed; the skeleton must be closed upwards`);
+        throw pos.error("bad-xml", `fixed element ${f} has a parent that is not fixed; the skeleton must be closed upwards`, at);
     }
   }
 
@@ -454,9 +511,9 @@ function assemble(nodes: Built[], header: Record<string, string> | undefined, po
     if (b.parentIndex >= 0) {
       // kids of the parent were pushed in order; siblings are found through the parent's list.
       const kids = (nodes[b.parentIndex] as Built).kids;
-      const at = kidPosition(kids, i);
-      prev = at > 0 ? (ids[kids[at - 1] as number] as number) : 0;
-      next = at < kids.length - 1 ? (ids[kids[at + 1] as number] as number) : 0;
+      const k = kidPosition(kids, i);
+      prev = k > 0 ? (ids[kids[k - 1] as number] as number) : 0;
+      next = k < kids.length - 1 ? (ids[kids[k + 1] as number] as number) : 0;
     }
     const rec: Rec = Object.freeze({
       id: id as NodeId,
@@ -479,7 +536,7 @@ function assemble(nodes: Built[], header: Record<string, string> | undefined, po
     page[id & PAGE_MASK] = rec;
   }
   for (const page of slots) if (page !== undefined) Object.freeze(page);
-  return makeTree(hwm, rootId, fixed, nodes.length, slots);
+  return makeTree(hwm, rootId, fixed, nodes.length, dirFromSlots(slots));
 }
 
 /** Position of node `i` in its parent's (ascending) kid list, by binary search. */

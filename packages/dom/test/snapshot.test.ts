@@ -12,6 +12,7 @@ import {
   SNAPSHOT_FORMAT,
   select,
   skeletonTree,
+  slotsOf,
   toPages,
   toSnapshot,
   toXml,
@@ -102,7 +103,7 @@ describe("DOM-23 paged snapshots", () => {
     expect(loads).toEqual(["p7"]);
     const next = applyPatch(lazy, [["set", n(2003), "done", "1"]]);
     expect(loads).toEqual(["p7"]);
-    expect(next.slots[0]).toBeInstanceOf(LazyPage);
+    expect(slotsOf(next)[0]).toBeInstanceOf(LazyPage);
     expect(toSnapshot(lazy)).toBe(toSnapshot(t));
     expect(select(next, "turn[done]").map((e) => e.id)).toEqual([2003]);
   });
