@@ -65,11 +65,18 @@ const diff = diffTrees(rewound, tree);
 
 if (json) {
   console.log(
-    JSON.stringify({ events, xml: toXml(tree), openItems: open, rewoundEqualsCheckpoint: toSnapshot(rewound) === toSnapshot(checkpoint), diff }),
+    JSON.stringify({
+      events,
+      xml: toXml(tree),
+      openItems: open,
+      rewoundEqualsCheckpoint: toSnapshot(rewound) === toSnapshot(checkpoint),
+      diff,
+    }),
   );
 } else {
   console.log(paint("1", `strata demo: ${events.length} events, ${tree.size} elements, high-water mark ${tree.hwm}`));
-  for (const [i, e] of events.entries()) console.log(`  ${paint("2", `#${i + 1}`)} ${paint("36", e.label.padEnd(12))} ${JSON.stringify(e.ops)}`);
+  for (const [i, e] of events.entries())
+    console.log(`  ${paint("2", `#${i + 1}`)} ${paint("36", e.label.padEnd(12))} ${JSON.stringify(e.ops)}`);
   console.log(paint("1", "\ntree at the head:"));
   console.log(toXml(tree));
   console.log(`\n- ${open} open items   (template: {{ count(select("todo item[status!=completed]")) }})`);

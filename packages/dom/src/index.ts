@@ -55,7 +55,7 @@ export {
   toSnapshot,
   treeFromPages,
 } from "./snapshot.ts";
-export { type Attrs, type Element, LazyPage, PAGE_SIZE, type Page, Tree } from "./tree.ts";
+export { type Attrs, type Element, LazyPage, PAGE_SIZE, type Page, type Rec as NodeRecord, Tree, walk as walkTree } from "./tree.ts";
 export {
   DEFAULT_MAX_XML_BYTES,
   DEFAULT_MAX_XML_DEPTH,

@@ -1,0 +1,21 @@
+/** Engine errors: closed codes, messages that say what, where and what to do. */
+export type EngineErrorCode =
+  /** An event kind this build does not know (written by a newer strata, or corrupt). */
+  | "unknown-kind"
+  /** An event payload that does not decode. */
+  | "bad-event"
+  /** A stored snapshot that cannot be read or does not match its chain. */
+  | "bad-snapshot"
+  /** An event, session or branch that does not exist. */
+  | "not-found";
+
+export class EngineError extends Error {
+  override readonly name = "EngineError";
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * One lifecycle operation (L7, EN-20 … EN-22). Rewind, fork and resume all materialize a target
+ * tree and diff its lifecycle-bearing elements against what is live; the result says what to
+ * terminate, what to spawn, and what to leave alone. Feature code consumes this list; it never
+ * registers rewind, fork or resume hooks of its own.
+ *
+ * Finding those elements must not read a whole tree (a target is loaded lazily): every version
+ * comes with the set of its lifecycle-bearing ids, kept up to date per patch (only elements a
+ * patch touches can change membership) and stored in snapshot headers.
+ */
+import { type Attrs, type Element, type NodeSpec, type Op, type Tree, walkTree } from "@strata/dom";
+
+const OPEN_CALL = new Set(["arguments", "pending", "running"]);
+const ENDED = new Set(["done", "failed", "cancelled", "exited"]);
+
+/**
+ * Whether an element stands for something running outside the tree: a tool call not yet settled
+ * (status arguments, pending or running), or a job or subagent that has not ended.
+ */
+export function isLifecycle(tag: string, attrs: Attrs | Readonly<Record<string, string>>): boolean {
+  if (tag === "call") return OPEN_CALL.has(attrs.status ?? "");
+  if (tag === "job" || tag === "subagent") return !ENDED.has(attrs.status ?? "");
+  return false;
+}
+
+/** The lifecycle-bearing ids of a tree, by scanning it (for small trees and tests). */
+export function scanLifecycle(tree: Tree): Set<number> {
+  const out = new Set<number>();
+  walkTree(tree, tree.rootId, (r) => {
+    if (isLifecycle(r.tag, r.attrs)) out.add(r.id);
+  });
+  return out;
+}
+
+/**
+ * The lifecycle set after `ops` (applied to a tree with high-water mark `hwmBefore`, giving
+ * `after`), from the set before: only touched elements can enter or leave it.
+ */
+export function updateLifecycle(before: ReadonlySet<number>, after: Tree, hwmBefore: number, ops: readonly Op[]): Set<number> {
+  const touched = new Set<number>();
+  let hwm = hwmBefore;
+  for (const op of ops) {
+    switch (op[0]) {
+      case "ins": {
+        const stack: NodeSpec[] = [op[3]];
+        let i = 0;
+        while (stack.length > 0) {
+          const s = stack.pop() as NodeSpec;
+          touched.add(s.id ?? hwm + 1 + i++);
+          if (s.children !== undefined) for (let c = s.children.length - 1; c >= 0; c--) stack.push(s.children[c] as NodeSpec);
+        }
+        if (op[3].id === undefined) hwm += i;
+        break;
+      }
+      case "set":
+        if (op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
+        else touched.add(op[1]);
+        break;
+      default:
+        break; // rm is handled below; mv, text and append do not change membership
+    }
+  }
+  const out = new Set<number>();
+  for (const id of before) if (after.has(id) && !touched.has(id)) out.add(id);
+  for (const id of touched) {
+    const r = after.rec(id);
+    if (r !== undefined && isLifecycle(r.tag, r.attrs)) out.add(id);
+  }
+  return out;
+}
+
+export interface LifecycleEntry {
+  /** Durable identity: `tag:…` (see {@link durableKey}). */
+  readonly key: string;
+  readonly element: Element;
+}
+
+export interface LifecycleWork {
+  /** Live before, gone in the target: stop them (kill the process, cancel the call). */
+  readonly terminate: readonly LifecycleEntry[];
+  /** In the target, not live before: start or resume them. */
+  readonly spawn: readonly LifecycleEntry[];
+  /** In both: leave the process alone (the element may have moved or changed attributes). */
+  readonly retained: readonly { readonly key: string; readonly before: Element; readonly after: Element }[];
+}
+
+export const NO_WORK: LifecycleWork = Object.freeze({ terminate: [], spawn: [], retained: [] });
+
+/**
+ * The durable identity of a lifecycle element. An explicit `key` attribute (the tool layer stamps
+ * one on every call) wins; a job or subagent is known by its `id`; otherwise the node id, which in
+ * strata is durable too (minted by replay, never reused in a session, L5). A call's provider id
+ * (`id` on `<call>`) is never used alone: providers repeat them.
+ */
+export function durableKey(e: Element): string {
+  const key = e.attr("key");
+  if (key !== undefined) return `${e.tag}:key=${key}`;
+  const id = e.attr("id");
+  if (id !== undefined && (e.tag === "job" || e.tag === "subagent")) return `${e.tag}:id=${id}`;
+  return `${e.tag}:node=${e.id}`;
+}
+
+function byKey(tree: Tree, ids: ReadonlySet<number>): Map<string, Element> {
+  const out = new Map<string, Element>();
+  for (const id of [...ids].sort((a, b) => a - b)) {
+    const e = tree.get(id);
+    if (e !== undefined) out.set(durableKey(e), e);
+  }
+  return out;
+}
+
+/** A tree version with its lifecycle set. */
+export interface Versioned {
+  readonly tree: Tree;
+  readonly live: ReadonlySet<number>;
+}
+
+/** The work to go from `live` to `target` (`live` undefined: resume from nothing). */
+export function lifecycleWork(live: Versioned | undefined, target: Versioned): LifecycleWork {
+  const before = live === undefined ? new Map<string, Element>() : byKey(live.tree, live.live);
+  const after = byKey(target.tree, target.live);
+  const terminate: LifecycleEntry[] = [];
+  const spawn: LifecycleEntry[] = [];
+  const retained: { key: string; before: Element; after: Element }[] = [];
+  for (const [key, element] of before) {
+    const next = after.get(key);
+    if (next === undefined) terminate.push({ key, element });
+    else retained.push({ key, before: element, after: next });
+  }
+  for (const [key, element] of after) if (!before.has(key)) spawn.push({ key, element });
+  return { terminate, spawn, retained };
+}

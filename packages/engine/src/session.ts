@@ -1,0 +1,378 @@
+/**
+ * The Session (EN-18 … EN-30): the one authority over a session's state. Its only state is the
+ * tree (and the log it comes from); it caches and indexes, nothing more (L1). Writes are journal
+ * first (L2); rewind, fork and resume are one lifecycle operation (L7); subscribers, replicas and
+ * streams are projections of the same events (L8).
+ */
+import {
+  applyPatch,
+  count,
+  draft,
+  type Element,
+  type NodeId,
+  type NodeSpec,
+  type Op,
+  type SelectOptions,
+  select,
+  selectOne,
+  type Tree,
+  type TreeDraft,
+  toSnapshot,
+} from "@strata/dom";
+import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
+import { EngineError } from "./errors.ts";
+import { decodeEvent } from "./events.ts";
+import { type CommitInput, Journal, type JournalOptions, shiftMinted } from "./journal.ts";
+import { type LifecycleWork, lifecycleWork, NO_WORK } from "./lifecycle.ts";
+import { materializeVersion } from "./materialize.ts";
+import type { Frame } from "./sse.ts";
+import { type StreamHost, type StreamOptions, StreamWriter } from "./stream.ts";
+import { Subscription, type SubscriptionSource } from "./subscription.ts";
+
+export interface SessionOptions extends JournalOptions {
+  /** Frames a subscriber may have queued before it is marked lagged (default 10,000). */
+  readonly subscriberBuffer?: number;
+}
+
+export interface CreateOptions extends SessionOptions {
+  readonly title?: string | null;
+  readonly metadata?: Record<string, unknown>;
+  /** The fixed skeleton (default `<session><meta/><body/></session>`). */
+  readonly genesis?: NodeSpec;
+}
+
+export interface CommitOptions {
+  readonly label?: string | null;
+  readonly by?: string | null;
+  readonly ts?: number;
+}
+
+/** What changes the tree: ops, or a recipe that authors them on a draft (DOM-32). */
+export type Change = readonly Op[] | ((draft: TreeDraft) => void);
+
+export class Session implements StreamHost, SubscriptionSource {
+  #journal: Journal;
+  readonly #subscribers = new Set<Subscription>();
+  readonly #streams = new Map<number, StreamWriter>();
+  readonly #cache = new Map<EventId, Tree>();
+  #view: Tree | undefined;
+  #closed = false;
+  /** The lifecycle work of the transition that produced this object (open, fork); empty for create. */
+  readonly work: LifecycleWork;
+
+  private constructor(
+    readonly store: Store,
+    journal: Journal,
+    work: LifecycleWork,
+    private readonly options: SessionOptions,
+  ) {
+    this.#journal = journal;
+    this.work = work;
+  }
+
+  /** Starts a session: writes the genesis event and returns it live on branch "main". */
+  static create(store: Store, options: CreateOptions = {}): Session {
+    const { journal } = Journal.create(
+      store,
+      { title: options.title ?? null, metadata: options.metadata ?? {}, skeleton: options.genesis },
+      options,
+    );
+    return new Session(store, journal, NO_WORK, options);
+  }
+
+  /**
+   * Opens a branch at its head (snapshot + tail) and returns it with the lifecycle work of a resume:
+   * everything lifecycle-bearing in the head, to spawn or reconcile (resume is the lifecycle
+   * operation from an empty tree, L7).
+   */
+  static open(
+    store: Store,
+    session: SessionId,
+    options: SessionOptions & { branch?: string } = {},
+  ): { session: Session; work: LifecycleWork } {
+    if (store.getSession(session) === undefined) throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
+    const journal = Journal.open(store, session, options.branch ?? "main", options);
+    const work = lifecycleWork(undefined, { tree: journal.tree, live: journal.live });
+    return { session: new Session(store, journal, work, options), work };
+  }
+
+  get id(): SessionId {
+    return this.#journal.session;
+  }
+
+  get branch(): string {
+    return this.#journal.branch;
+  }
+
+  get head(): EventMeta {
+    return this.#journal.head;
+  }
+
+  /** The live tree: the durable tree plus text streamed but not flushed yet. */
+  get tree(): Tree {
+    if (this.#view === undefined) {
+      const durable = this.#journal.tree;
+      const ops: Op[] = [];
+      for (const s of this.#streams.values()) if (s.pending !== "" && durable.has(s.element)) ops.push(["append", s.element, s.pending]);
+      this.#view = ops.length === 0 ? durable : applyPatch(durable, ops);
+    }
+    return this.#view;
+  }
+
+  /** The tree as the log has it (what a reopen gives). */
+  get durableTree(): Tree {
+    return this.#journal.tree;
+  }
+
+  /** Ids of the live tree's lifecycle-bearing elements (running calls, jobs, subagents). */
+  get live(): ReadonlySet<number> {
+    return this.#journal.live;
+  }
+
+  select(selector: string, options?: SelectOptions): Element[] {
+    return select(this.tree, selector, options);
+  }
+
+  selectOne(selector: string, options?: SelectOptions): Element | undefined {
+    return selectOne(this.tree, selector, options);
+  }
+
+  count(selector: string, options?: SelectOptions): number {
+    return count(this.tree, selector, options);
+  }
+
+  /**
+   * Commits one patch event (journal first, L2): pending streams are flushed, the patch is folded
+   * onto the tree (validation), appended with the expected head, then made live. A failing commit
+   * changes nothing. Returns the event.
+   */
+  commit(change: Change, options: CommitOptions = {}): EventMeta {
+    return this.commitMany([{ change, ...options }])[0] as EventMeta;
+  }
+
+  /** Commits several patches as one transaction (group commit). Recipes see the previous ones' result. */
+  commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): EventMeta[] {
+    this.#open();
+    this.flush();
+    const author = (base: Tree, literal: (ops: readonly Op[]) => readonly Op[]): CommitInput[] => {
+      let tree = base;
+      return inputs.map((input) => {
+        const ops = typeof input.change === "function" ? draft(tree, input.change, { monotonic: true }).ops : literal(input.change);
+        tree = applyPatch(tree, ops, { monotonic: true });
+        return { ops, label: input.label ?? null, by: input.by ?? null, ts: input.ts };
+      });
+    };
+    const base = this.#journal.tree;
+    let patches = author(base, (ops) => ops);
+    const floor = this.#journal.idFloor(patches.map((p) => p.ops));
+    if (floor === undefined) return this.#commit(patches);
+    // The ids this commit mints come from this line's own block (L5): author it again on the raised
+    // tree, so recipes see the ids they really get; literal ops are shifted to match.
+    const raised = applyPatch(base, [["set", 0, "hwm", String(floor)]]);
+    patches = author(raised, (ops) => shiftMinted(ops, base.hwm, floor - base.hwm));
+    const first = patches[0] as CommitInput;
+    patches[0] = { ...first, ops: [["set", 0, "hwm", String(floor)], ...first.ops] };
+    return this.#commit(patches, true);
+  }
+
+  #commit(inputs: readonly CommitInput[], floored = false): EventMeta[] {
+    const { metas, patches } = this.#journal.commitWithOps(inputs, { floored });
+    this.#view = undefined;
+    for (let i = 0; i < metas.length && this.#subscribers.size > 0; i++) {
+      const m = metas[i] as EventMeta;
+      const frame: Frame = { type: "event", id: m.id, label: m.label, by: m.by, ops: patches[i] as readonly Op[] };
+      for (const s of this.#subscribers) s.offer(frame);
+    }
+    return metas;
+  }
+
+  /** @internal SubscriptionSource */
+  headId(): EventId {
+    return this.head.id;
+  }
+
+  /** The tree right after `event` (any event of this session, on any branch). */
+  at(event: EventId): Tree {
+    const meta = this.store.eventMeta(event);
+    if (meta === undefined || meta.session !== this.id)
+      throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
+    if (event === this.head.id) return this.#journal.tree;
+    let t = this.#cache.get(event);
+    if (t === undefined) {
+      t = materializeVersion(this.store, event).tree;
+      this.#cache.set(event, t);
+      if (this.#cache.size > 16) this.#cache.delete(this.#cache.keys().next().value as EventId);
+    }
+    return t;
+  }
+
+  /** History of a branch (default: this one) from the index, without materializing anything. */
+  log(options: { branch?: string; after?: EventId; limit?: number; reverse?: boolean } = {}): EventMeta[] {
+    return this.store.log(this.id, {
+      branch: options.branch ?? this.branch,
+      after: options.after,
+      limit: options.limit,
+      reverse: options.reverse,
+    });
+  }
+
+  branches(): BranchInfo[] {
+    return this.store.branches(this.id);
+  }
+
+  /**
+   * A new branch whose head is `event` (one row), opened as its own live session. Its `work` is the
+   * lifecycle diff from this session's live tree to the fork point (L7).
+   */
+  fork(event: EventId, options: { name?: string } = {}): Session {
+    this.#open();
+    const meta = this.store.eventMeta(event);
+    if (meta === undefined || meta.session !== this.id)
+      throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
+    const name = options.name ?? this.#freeName(`fork-${event}`);
+    this.store.fork(this.id, event, name);
+    const journal = Journal.open(this.store, this.id, name, this.options);
+    const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
+    return new Session(this.store, journal, work, this.options);
+  }
+
+  /**
+   * Moves this branch's head back to `event` (on its chain); the abandoned head stays as branch
+   * `rewound/<branch>/<head>`. The next commit follows `event`, minting ids no branch has used
+   * (L5). Returns the lifecycle work from the live tree to the target (L7).
+   */
+  rewind(event: EventId, options: { keepAs?: string } = {}): LifecycleWork {
+    this.#open();
+    if (!this.store.isAncestor(event, this.head.id))
+      throw new EngineError("not-found", `event ${event} is not on branch "${this.branch}" of session ${this.id}; fork from it instead`);
+    return this.#moveTo(this.branch, () =>
+      this.store.moveHead(this.id, this.branch, event, { expected: this.head.id, keepAs: options.keepAs }),
+    );
+  }
+
+  /** Makes this object follow another branch of the session (a branch switch): same lifecycle operation. */
+  switchTo(branch: string): LifecycleWork {
+    this.#open();
+    if (this.store.branch(this.id, branch) === undefined)
+      throw new EngineError("not-found", `session ${this.id} has no branch "${branch}"`);
+    return this.#moveTo(branch, () => undefined);
+  }
+
+  #moveTo(branch: string, move: () => unknown): LifecycleWork {
+    this.flush();
+    for (const s of [...this.#streams.values()]) s.close();
+    const before = { tree: this.#journal.tree, live: this.#journal.live };
+    move();
+    this.#journal = Journal.open(this.store, this.id, branch, this.options);
+    this.#view = undefined;
+    const work = lifecycleWork(before, { tree: this.#journal.tree, live: this.#journal.live });
+    if (this.#subscribers.size > 0) {
+      const frame: Frame = { type: "reset", event: this.head.id, branch, tree: toSnapshot(this.#journal.tree) };
+      for (const s of this.#subscribers) s.offer(frame);
+    }
+    return work;
+  }
+
+  /**
+   * The patch stream: a snapshot frame at `from` (default: the head), every event after it in
+   * order, then live events, with a `reset` frame after a rewind or branch switch (EN-24).
+   */
+  subscribe(options: { from?: EventId; buffer?: number } = {}): Subscription {
+    this.#open();
+    const from = options.from ?? this.head.id;
+    if (from !== this.head.id && !this.store.isAncestor(from, this.head.id))
+      throw new EngineError("not-found", `event ${from} is not on branch "${this.branch}"; subscribe from an event of it`);
+    const first: Frame = { type: "snapshot", event: from, branch: this.branch, tree: toSnapshot(this.at(from)) };
+    const sub = new Subscription(this, first, from, options.buffer ?? this.options.subscriberBuffer ?? 10_000);
+    this.#subscribers.add(sub);
+    return sub;
+  }
+
+  /** @internal SubscriptionSource */
+  eventsAfter(cursor: EventId, limit: number): { meta: EventMeta; ops: readonly Op[] }[] {
+    const c = this.store.eventMeta(cursor);
+    if (c === undefined) return [];
+    return this.store.chain(this.head.id, c.depth, limit).map((e) => {
+      const d = decodeEvent(e);
+      return { meta: e, ops: d.kind === "patch" ? d.ops : [] };
+    });
+  }
+
+  /** @internal SubscriptionSource */
+  detach(sub: Subscription): void {
+    this.#subscribers.delete(sub);
+  }
+
+  /**
+   * A writer that streams text into element `id` (EN-27): shown at once, durable as coalesced
+   * `append` ops every 50 ms or 64 KiB. One stream per element.
+   */
+  stream(id: NodeId, options: StreamOptions = {}): StreamWriter {
+    this.#open();
+    const r = this.#journal.tree.rec(id);
+    if (r === undefined) throw new EngineError("not-found", `element ${id} does not exist`);
+    if (r.first !== 0) throw new EngineError("bad-event", `element ${id} <${r.tag}> has children; text can only be streamed into a leaf`);
+    if (this.#streams.has(id)) throw new EngineError("bad-event", `element ${id} already has an open stream`);
+    const w = new StreamWriter(this, id, options);
+    this.#streams.set(id, w);
+    return w;
+  }
+
+  /** @internal StreamHost */
+  showChunk(id: NodeId, text: string): void {
+    this.#view = undefined;
+    if (this.#subscribers.size === 0) return;
+    const frame: Frame = { type: "chunk", id, text };
+    for (const s of this.#subscribers) s.offer(frame);
+  }
+
+  /** @internal StreamHost */
+  flushChunk(id: NodeId, text: string, label: string): void {
+    this.#commit([{ ops: [["append", id, text]], label }]);
+  }
+
+  /** @internal StreamHost */
+  ended(stream: StreamWriter): void {
+    this.#streams.delete(stream.element);
+    this.#view = undefined;
+  }
+
+  /** Makes all streamed text durable now. */
+  flush(): void {
+    for (const s of this.#streams.values()) s.flush();
+  }
+
+  /**
+   * Records how this process leaves the session (L6: a process exit and a switch to another session
+   * are different transitions), flushes, and ends every subscription.
+   */
+  close(options: { reason?: "exit" | "switch" } = {}): void {
+    if (this.#closed) return;
+    for (const s of [...this.#streams.values()]) s.close();
+    if (options.reason !== undefined) {
+      const reason = options.reason;
+      this.commit(
+        (d) => {
+          const meta = d.selectOne(":root > meta");
+          if (meta === undefined) return;
+          const container = d.selectOne(":root > meta > transitions")?.id ?? d.appendChild(meta.id, { tag: "transitions" });
+          d.appendChild(container, { tag: "transition", attrs: { kind: reason } });
+        },
+        { label: `session.${reason}` },
+      );
+    }
+    this.#closed = true;
+    for (const s of [...this.#subscribers]) s.close();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new EngineError("not-found", `session ${this.id} was closed in this process; open it again`);
+    if (this.store.closed) throw new StoreError("closed", `the store of session ${this.id} was closed`);
+  }
+
+  #freeName(base: string): string {
+    const taken = new Set(this.branches().map((b) => b.name));
+    if (!taken.has(base)) return base;
+    for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+  }
+}

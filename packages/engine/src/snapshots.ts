@@ -1,0 +1,125 @@
+/**
+ * Paged snapshots (EN-8 … EN-11, decision 0006). A snapshot is a header plus one content-addressed
+ * blob per page of 256 ids. Pages that did not change since the last snapshot keep their address
+ * (nothing is written for them); a tree materialized from a snapshot loads a page only when an op
+ * or a read touches it. Long texts inside pages are references into the log (texts.ts).
+ */
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { decodePage, encodePage, LazyPage, lazyTree, type Page, RECORD_TEXT, slotsOf, type Tree, type TreeHeader } from "@strata/dom";
+import type { EventId, SnapshotRecord, Store } from "@strata/store";
+import { EngineError } from "./errors.ts";
+import { type TextIndex, type TextRef, TextResolver } from "./texts.ts";
+
+export const SNAPSHOT_HEADER_FORMAT = "strata-snapshot@1";
+
+/** Pages larger than this are stored deflated. */
+const COMPRESS_FROM = 1024;
+const PLAIN = 0x6a; // "j"
+const DEFLATED = 0x7a; // "z"
+
+interface Header {
+  readonly format: string;
+  readonly tree: TreeHeader;
+  /** Ids of the lifecycle-bearing elements of this version (lifecycle.ts). */
+  readonly live?: readonly number[];
+}
+
+/** Writes snapshots of one live line of history, reusing the addresses of unchanged pages. */
+export class SnapshotWriter {
+  readonly #addresses = new WeakMap<Page, string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly texts: TextIndex,
+  ) {}
+
+  /** Stores the snapshot of `tree` (with its lifecycle set), the state after `event`. Returns how many pages were written. */
+  write(event: EventId, tree: Tree, live: ReadonlySet<number>): { pages: number; written: number } {
+    let written = 0;
+    const refs = slotsOf(tree).map((slot) => {
+      if (slot === undefined) return null;
+      if (slot instanceof LazyPage) return slot.ref; // unchanged since it was loaded
+      const known = this.#addresses.get(slot);
+      if (known !== undefined) return known;
+      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, this.store) });
+      const address = this.store.putBlob(frame(json));
+      this.#addresses.set(slot, address);
+      written++;
+      return address;
+    });
+    const header: Header = {
+      format: SNAPSHOT_HEADER_FORMAT,
+      tree: { hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size },
+      live: [...live].sort((a, b) => a - b),
+    };
+    this.store.putSnapshot(event, JSON.stringify(header), refs);
+    return { pages: refs.length, written };
+  }
+}
+
+/** Stored page bytes: a marker byte, then JSON (plain or raw-deflated). */
+function frame(json: string): Buffer {
+  const plain = Buffer.from(json, "utf8");
+  if (plain.length < COMPRESS_FROM) return Buffer.concat([Buffer.of(PLAIN), plain]);
+  return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(plain, { level: 1 })]);
+}
+
+function unframe(bytes: Buffer, address: string): string {
+  if (bytes[0] === PLAIN) return bytes.subarray(1).toString("utf8");
+  if (bytes[0] === DEFLATED) return inflateRawSync(bytes.subarray(1)).toString("utf8");
+  throw new EngineError("bad-snapshot", `page ${address} has an unknown format marker ${bytes[0]}`);
+}
+
+/**
+ * The tree stored by `record`, with pages loaded on first touch. Texts read from pages are
+ * registered in `texts` so the next snapshot can keep referring to their sources.
+ */
+export function loadSnapshot(store: Store, record: SnapshotRecord, texts: TextIndex, resolver = new TextResolver(store)): Tree {
+  return loadSnapshotVersion(store, record, texts, resolver).tree;
+}
+
+/** Like {@link loadSnapshot}, with the lifecycle set the writer stored (undefined if it stored none). */
+export function loadSnapshotVersion(
+  store: Store,
+  record: SnapshotRecord,
+  texts: TextIndex,
+  resolver = new TextResolver(store),
+): { tree: Tree; live: Set<number> | undefined } {
+  let header: Header;
+  try {
+    header = JSON.parse(record.header) as Header;
+  } catch {
+    throw new EngineError("bad-snapshot", `the snapshot at event ${record.event} has an unreadable header`);
+  }
+  if (header?.format !== SNAPSHOT_HEADER_FORMAT)
+    throw new EngineError(
+      "bad-snapshot",
+      `the snapshot at event ${record.event} has format ${JSON.stringify(header?.format)}, not ${SNAPSHOT_HEADER_FORMAT}`,
+    );
+  const tree = lazyTree(header.tree, record.pages, (address, index) => loadPage(store, address, index, texts, resolver));
+  return { tree, live: Array.isArray(header.live) ? new Set(header.live) : undefined };
+}
+
+/** Reads and decodes one page, resolving its text references in one batch. */
+export function loadPage(store: Store, address: string, index: number, texts: TextIndex, resolver: TextResolver): Page {
+  const bytes = store.getBlob(address);
+  if (bytes === undefined) throw new EngineError("bad-snapshot", `page ${index} (${address}) is missing from the store`);
+  let records: unknown;
+  try {
+    records = JSON.parse(unframe(bytes, address));
+  } catch (e) {
+    if (e instanceof EngineError) throw e;
+    throw new EngineError("bad-snapshot", `page ${index} (${address}) is not readable: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(records)) throw new EngineError("bad-snapshot", `page ${index} (${address}) is not a list of records`);
+  const refs: unknown[] = [];
+  for (const r of records) if (Array.isArray(r) && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
+  if (refs.length > 0) resolver.prefetch(refs);
+  return decodePage(index, records, {
+    decodeText: (value, id) => {
+      const text = resolver.text(value);
+      texts.recordLoaded(id, text, value as TextRef);
+      return text;
+    },
+  });
+}

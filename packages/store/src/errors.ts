@@ -1,0 +1,89 @@
+/**
+ * Store errors (ST-20). Every expected failure is a `StoreError` with a closed `code` and a message
+ * that says what is wrong, where, and what to do; a second writer gets a `HeadConflict`.
+ */
+import type { EventId, SessionId } from "./types.ts";
+
+export type StoreErrorCode =
+  /** The file is not a SQLite database, or a SQLite database that is not a strata store. */
+  | "not-strata"
+  /** The store was written by a newer strata (schema version above what this build reads). */
+  | "newer-schema"
+  /** SQLite reports corruption. */
+  | "corrupt"
+  /** The file or its directory cannot be written (read-only file system, permissions). */
+  | "read-only"
+  /** The disk is full. */
+  | "disk-full"
+  /** The file cannot be opened or created (missing directory, permissions). */
+  | "cannot-open"
+  /** A branch head moved under a writer (see `HeadConflict`). */
+  | "conflict"
+  /** Another connection holds the write lock for longer than the busy timeout. */
+  | "busy"
+  /** A session, branch, event or blob that does not exist. */
+  | "not-found"
+  /** A branch name that is taken. */
+  | "exists"
+  /** Malformed arguments (bad branch name, event of another session, …). */
+  | "bad-input"
+  /** The store was closed. */
+  | "closed"
+  /** Any other I/O error SQLite reports. */
+  | "io";
+
+export class StoreError extends Error {
+  override readonly name: string = "StoreError";
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * A compare-and-swap on a branch head failed: another writer moved the branch since this writer
+ * last saw it. Nothing was written.
+ */
+export class HeadConflict extends StoreError {
+  override readonly name = "HeadConflict";
+  constructor(
+    readonly session: SessionId,
+    readonly branch: string,
+    readonly expected: EventId | null,
+    readonly actual: EventId,
+  ) {
+    super(
+      "conflict",
+      `branch "${branch}" of session ${session} is at event ${actual}, not ${expected ?? "(none)"}: another writer moved it. ` +
+        `Nothing was written; reopen the session to continue from ${actual}, or fork from ${expected ?? actual} to keep both lines.`,
+    );
+  }
+}
+
+/** Maps a SQLite error to a StoreError with guidance; other errors pass through. */
+export function fromSqlite(e: unknown, where: string): unknown {
+  if (e instanceof StoreError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== "string" || !code.startsWith("SQLITE_")) return e;
+  const msg = (e as Error).message;
+  if (code.startsWith("SQLITE_FULL"))
+    return new StoreError("disk-full", `${where}: the disk is full (${msg}); free space and retry — nothing was written`, { cause: e });
+  if (code.startsWith("SQLITE_READONLY"))
+    return new StoreError("read-only", `${where}: the database cannot be written (${msg}); check the file's and directory's permissions`, {
+      cause: e,
+    });
+  if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"))
+    return new StoreError("corrupt", `${where}: the database is damaged (${msg}); run \`strata verify\` and restore from a copy`, {
+      cause: e,
+    });
+  if (code.startsWith("SQLITE_CANTOPEN"))
+    return new StoreError("cannot-open", `${where}: cannot open the database file (${msg})`, { cause: e });
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+    return new StoreError("busy", `${where}: another process holds the database lock (${msg}); retry, or stop the other writer`, {
+      cause: e,
+    });
+  return new StoreError("io", `${where}: ${msg}`, { cause: e });
+}

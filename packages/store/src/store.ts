@@ -1,0 +1,109 @@
+/**
+ * The interface the engine talks to (DESIGN §4). It is synchronous because the embedded backend is
+ * (better-sqlite3); a networked backend implements the same calls over a worker thread (see
+ * docs/decisions/0006). Every method either does all it says or throws and changes nothing.
+ */
+import type {
+  BranchInfo,
+  EventId,
+  EventInput,
+  EventMeta,
+  LogQuery,
+  SessionId,
+  SessionInfo,
+  SnapshotRecord,
+  StoredEvent,
+  VerifyReport,
+} from "./types.ts";
+
+/** Checks the engine plugs into `verify` for what the store cannot judge alone (it knows no trees). */
+export interface VerifyHooks {
+  /** Returns why an event's payload is invalid, or undefined. */
+  checkEvent?(event: StoredEvent): string | undefined;
+  /** Returns why a snapshot differs from the replay of its chain, or undefined. */
+  checkSnapshot?(snapshot: SnapshotRecord, session: SessionId): string | undefined;
+  /** Called as work progresses (for progress display). */
+  progress?(done: number, total: number): void;
+}
+
+export interface CreateSessionInput {
+  readonly title?: string | null;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The first event of the session (depth 1, no prior), on branch "main". */
+  readonly genesis: EventInput;
+}
+
+export interface Store {
+  readonly path: string;
+  close(): void;
+  readonly closed: boolean;
+
+  /** Runs `fn` in one write transaction: everything it writes commits together or not at all. */
+  transaction<T>(fn: () => T): T;
+
+  createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent };
+  getSession(id: SessionId): SessionInfo | undefined;
+  /** All sessions, newest first. */
+  listSessions(): SessionInfo[];
+  /** Sessions whose id starts with `prefix` (case-insensitive). */
+  findSessions(prefix: string): SessionInfo[];
+  /** Replaces title and/or merges metadata. */
+  updateSession(id: SessionId, changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> }): SessionInfo;
+
+  /**
+   * Reserves `count` consecutive numbers from the session's counter (starting at 1) and returns the
+   * first. Concurrent writers never get the same number.
+   */
+  reserve(session: SessionId, count?: number): number;
+
+  branches(session: SessionId): BranchInfo[];
+  branch(session: SessionId, name: string): BranchInfo | undefined;
+  /**
+   * Appends `events` after `expectedHead` on `branch`, as one transaction, and moves the branch
+   * head to the last one. Throws `HeadConflict` if the head is not `expectedHead`.
+   */
+  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[]): EventMeta[];
+  /** Creates branch `name` with its head at `at` (any event of the session). Writes one row. */
+  fork(session: SessionId, at: EventId, name: string): BranchInfo;
+  /**
+   * Moves `branch`'s head to `to` (an event of the session). If the old head is not on the new
+   * head's chain it is kept as branch `keepAs` (default `rewound/<branch>/<old head>`): nothing is
+   * ever lost. Returns the moved branch and the kept one, if any.
+   */
+  moveHead(
+    session: SessionId,
+    branch: string,
+    to: EventId,
+    options?: { expected?: EventId; keepAs?: string },
+  ): { branch: BranchInfo; kept: BranchInfo | null };
+
+  event(id: EventId): StoredEvent | undefined;
+  eventMeta(id: EventId): EventMeta | undefined;
+  /** Payloads of many events at once (in the order asked; missing ids are skipped). */
+  events(ids: readonly EventId[]): StoredEvent[];
+  /** Events with payloads on the chain ending at `head`, with depth > `afterDepth`, oldest first, at most `limit`. */
+  chain(head: EventId, afterDepth?: number, limit?: number): StoredEvent[];
+  /** Metadata of the chain ending at `head` (no payloads), oldest first, with depth > `afterDepth`. */
+  chainMeta(head: EventId, afterDepth?: number, limit?: number, reverse?: boolean): EventMeta[];
+  /** A branch's history from the index, without payloads. */
+  log(session: SessionId, query?: LogQuery): EventMeta[];
+  /** True when `ancestor` is on the chain that ends at `descendant` (an event is its own ancestor). */
+  isAncestor(ancestor: EventId, descendant: EventId): boolean;
+  /** The event at `depth` on the chain ending at `head`. */
+  atDepth(head: EventId, depth: number): EventMeta | undefined;
+
+  /** Stores a snapshot of the state at `event`: an opaque header and page references. */
+  putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): void;
+  /** The snapshot on `event`'s chain with the greatest depth at or before it, if any. */
+  nearestSnapshot(event: EventId): SnapshotRecord | undefined;
+  snapshots(session: SessionId): EventMeta[];
+
+  /** Stores bytes under their sha256 (hex) and returns it; storing the same bytes again is free. */
+  putBlob(data: Uint8Array | string): string;
+  getBlob(hash: string): Buffer | undefined;
+  /** Many blobs at once, keyed by hash. */
+  getBlobs(hashes: readonly string[]): Map<string, Buffer>;
+  hasBlob(hash: string): boolean;
+
+  verify(session?: SessionId, hooks?: VerifyHooks): VerifyReport;
+}

@@ -1,0 +1,122 @@
+/**
+ * The store's vocabulary. The store keeps events, heads, snapshots and blobs as opaque data; what
+ * an event's `kind` and `data` mean is the engine's business (DESIGN §4).
+ */
+
+declare const eventIdBrand: unique symbol;
+declare const sessionIdBrand: unique symbol;
+
+/** A global, increasing event id (unique across the whole database). */
+export type EventId = number & { readonly [eventIdBrand]: true };
+/** A session id: 26 characters of Crockford base32, time-ordered. */
+export type SessionId = string & { readonly [sessionIdBrand]: true };
+
+export function eventId(n: number): EventId {
+  if (!Number.isSafeInteger(n) || n <= 0) throw new TypeError(`not an event id: ${String(n)}`);
+  return n as EventId;
+}
+
+export function sessionId(s: string): SessionId {
+  if (typeof s !== "string" || !/^[0-9A-HJKMNP-TV-Z]{26}$/.test(s)) throw new TypeError(`not a session id: ${JSON.stringify(s)}`);
+  return s as SessionId;
+}
+
+/** An event to append. `data` is text the store does not interpret (the engine writes JSON). */
+export interface EventInput {
+  readonly kind: string;
+  readonly label?: string | null;
+  readonly by?: string | null;
+  /** Milliseconds since the epoch; defaults to the store's clock. */
+  readonly ts?: number;
+  readonly data: string;
+}
+
+/** What the index knows of an event: everything but its payload (DESIGN §4: listing reads no payloads). */
+export interface EventMeta {
+  readonly id: EventId;
+  readonly session: SessionId;
+  /** The event this one follows on its chain (`null` for the genesis event). */
+  readonly prior: EventId | null;
+  /** Position on its chain: genesis is 1. */
+  readonly depth: number;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number;
+}
+
+export interface StoredEvent extends EventMeta {
+  readonly data: string;
+}
+
+export interface SessionInfo {
+  readonly id: SessionId;
+  readonly title: string | null;
+  readonly created: number;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+/** How a branch came to be. */
+export type BranchOrigin = "genesis" | "fork" | "rewind";
+
+export interface BranchInfo {
+  readonly session: SessionId;
+  readonly name: string;
+  readonly head: EventId;
+  readonly headDepth: number;
+  readonly created: number;
+  readonly origin: BranchOrigin;
+  /** True until the branch's first append after a fork or move: that append starts a new line (segment). */
+  readonly pinned: boolean;
+  /** For a fork: the event it was forked at. For a kept rewound head: the event the branch was rewound to. */
+  readonly originEvent: EventId | null;
+}
+
+/** A snapshot as stored: opaque header bytes plus the list of page references (blob hashes). */
+export interface SnapshotRecord {
+  readonly event: EventId;
+  readonly depth: number;
+  readonly header: string;
+  /** Page references, in page order; `null` for an empty page. */
+  readonly pages: readonly (string | null)[];
+}
+
+export interface LogQuery {
+  /** Branch to list (default "main"). */
+  readonly branch?: string;
+  /** Only events after this one on the branch (exclusive). */
+  readonly after?: EventId;
+  /** At most this many events (default: all). */
+  readonly limit?: number;
+  /** Newest first. */
+  readonly reverse?: boolean;
+}
+
+/** One problem `verify` found. */
+export interface VerifyFinding {
+  readonly code:
+    | "integrity"
+    | "schema"
+    | "dangling-prior"
+    | "chain-gap"
+    | "duplicate-depth"
+    | "bad-segment"
+    | "bad-head"
+    | "missing-blob"
+    | "bad-blob"
+    | "bad-event"
+    | "bad-snapshot"
+    | "snapshot-mismatch";
+  readonly session?: SessionId;
+  readonly event?: EventId;
+  readonly message: string;
+}
+
+export interface VerifyReport {
+  readonly ok: boolean;
+  readonly sessions: number;
+  readonly events: number;
+  readonly snapshots: number;
+  readonly blobs: number;
+  readonly findings: readonly VerifyFinding[];
+}

@@ -1,0 +1,166 @@
+/**
+ * `verify` (ST-17): checks what the store can judge alone — SQLite integrity, chain links, depths,
+ * branch heads, blob hashes, snapshot page references — and asks the engine's hooks about event
+ * payloads and snapshot contents. Read-only; returns every finding rather than stopping at the first.
+ */
+import type Database from "better-sqlite3";
+import { sha256 } from "./hash.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+import type { VerifyHooks } from "./store.ts";
+import type { EventId, SessionId, VerifyFinding, VerifyReport } from "./types.ts";
+
+type Row = Record<string, unknown>;
+
+export function verifyStore(store: SqliteStore, db: Database.Database, only: SessionId | undefined, hooks: VerifyHooks): VerifyReport {
+  const findings: VerifyFinding[] = [];
+  const add = (f: VerifyFinding) => findings.push(f);
+
+  for (const line of db.pragma("quick_check") as Row[]) {
+    const v = String(Object.values(line)[0]);
+    if (v !== "ok") add({ code: "integrity", message: `SQLite: ${v}` });
+  }
+
+  const sessions = (only === undefined ? db.prepare("SELECT id FROM sessions ORDER BY id").pluck().all() : [only]) as SessionId[];
+  if (only !== undefined && db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(only) === undefined)
+    add({ code: "schema", session: only, message: `session ${only} does not exist` });
+
+  let eventCount = 0;
+  let snapshotCount = 0;
+  const referencedBlobs = new Set<string>();
+  const totalEvents = Number(
+    only === undefined
+      ? db.prepare("SELECT count(*) FROM events").pluck().get()
+      : db.prepare("SELECT count(*) FROM events e JOIN segments s ON s.id = e.segment WHERE s.session = ?").pluck().get(only),
+  );
+
+  for (const session of sessions) {
+    const segments = db.prepare("SELECT id, parent, fork_depth, session FROM segments WHERE session = ? ORDER BY id").all(session) as Row[];
+    const segIds = new Set(segments.map((s) => Number(s.id)));
+    const depthOf = new Map<number, number>(); // event id -> depth, for prior checks
+    const segmentOf = new Map<number, number>();
+    if (segments.length === 0) add({ code: "bad-segment", session, message: `session ${session} has no segments` });
+    for (const seg of segments) {
+      const id = Number(seg.id);
+      const parent = seg.parent === null ? null : Number(seg.parent);
+      const forkDepth = Number(seg.fork_depth);
+      if (parent !== null && !segIds.has(parent))
+        add({ code: "bad-segment", session, message: `segment ${id} has parent ${parent}, which is not a segment of the session` });
+      if (parent === null && forkDepth !== 0)
+        add({ code: "bad-segment", session, message: `root segment ${id} starts at depth ${forkDepth}, not 0` });
+      let expected = forkDepth + 1;
+      let prev: number | null = null;
+      if (parent !== null) {
+        const fork = db.prepare("SELECT id FROM events WHERE segment = ? AND depth = ?").pluck().get(parent, forkDepth) as
+          | number
+          | undefined;
+        if (fork === undefined)
+          add({
+            code: "bad-segment",
+            session,
+            message: `segment ${id} forks from depth ${forkDepth} of segment ${parent}, which has no such event`,
+          });
+        else prev = Number(fork);
+      }
+      for (const e of db
+        .prepare("SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE segment = ? ORDER BY depth, id")
+        .iterate(id) as Iterable<Row>) {
+        eventCount++;
+        const eid = Number(e.id);
+        const depth = Number(e.depth);
+        depthOf.set(eid, depth);
+        segmentOf.set(eid, id);
+        if (depth < expected)
+          add({ code: "duplicate-depth", session, event: eid as EventId, message: `event ${eid} repeats depth ${depth} of segment ${id}` });
+        else if (depth > expected)
+          add({
+            code: "chain-gap",
+            session,
+            event: eid as EventId,
+            message: `segment ${id} jumps from depth ${expected - 1} to ${depth} at event ${eid}`,
+          });
+        const prior = e.prior === null ? null : Number(e.prior);
+        if (prior !== prev)
+          add({
+            code: "dangling-prior",
+            session,
+            event: eid as EventId,
+            message: `event ${eid} has prior ${prior ?? "none"}, but the event before it on its chain is ${prev ?? "none"}`,
+          });
+        if (e.blob !== null) {
+          const hash = (e.blob as Buffer).toString("hex");
+          referencedBlobs.add(hash);
+          if (db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(e.blob) === undefined)
+            add({
+              code: "missing-blob",
+              session,
+              event: eid as EventId,
+              message: `event ${eid} stores its payload in blob ${hash}, which is missing`,
+            });
+        }
+        if (hooks.checkEvent !== undefined) {
+          const full = store.event(eid as EventId);
+          const problem = full === undefined ? "unreadable" : hooks.checkEvent(full);
+          if (problem !== undefined) add({ code: "bad-event", session, event: eid as EventId, message: `event ${eid}: ${problem}` });
+        }
+        expected = depth + 1;
+        prev = eid;
+        if (eventCount % 5000 === 0) hooks.progress?.(eventCount, totalEvents);
+      }
+    }
+    for (const b of db.prepare("SELECT name, segment, head FROM branches WHERE session = ?").all(session) as Row[]) {
+      const name = b.name as string;
+      if (!segIds.has(Number(b.segment)))
+        add({ code: "bad-head", session, message: `branch "${name}" names segment ${b.segment}, not of this session` });
+      if (b.head === null) {
+        if (db.prepare("SELECT 1 FROM events WHERE segment = ?").get(b.segment) === undefined)
+          add({ code: "bad-head", session, message: `branch "${name}" follows segment ${b.segment}, which has no events` });
+      } else if (!depthOf.has(Number(b.head)))
+        add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head}, which is not an event of the session` });
+      else if (segmentOf.get(Number(b.head)) !== Number(b.segment))
+        add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head} but names segment ${b.segment}` });
+    }
+    for (const s of db
+      .prepare(
+        "SELECT n.event, n.segment, n.depth FROM snapshots n JOIN segments g ON g.id = n.segment WHERE g.session = ? ORDER BY n.event",
+      )
+      .all(session) as Row[]) {
+      snapshotCount++;
+      const ev = Number(s.event) as EventId;
+      if (depthOf.get(ev) !== Number(s.depth) || segmentOf.get(ev) !== Number(s.segment)) {
+        add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev} does not match the event's place on its chain` });
+        continue;
+      }
+      let record: ReturnType<SqliteStore["nearestSnapshot"]>;
+      try {
+        record = store.nearestSnapshot(ev);
+      } catch (e) {
+        add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev}: ${(e as Error).message}` });
+        continue;
+      }
+      if (record === undefined || record.event !== ev) continue;
+      const missing = record.pages.filter((p): p is string => p !== null && !store.hasBlob(p));
+      for (const p of record.pages) if (p !== null) referencedBlobs.add(p);
+      if (missing.length > 0) {
+        add({
+          code: "missing-blob",
+          session,
+          event: ev,
+          message: `snapshot at event ${ev} refers to ${missing.length} missing page(s), e.g. ${missing[0]}`,
+        });
+        continue;
+      }
+      const problem = hooks.checkSnapshot?.(record, session);
+      if (problem !== undefined) add({ code: "snapshot-mismatch", session, event: ev, message: `snapshot at event ${ev}: ${problem}` });
+    }
+  }
+
+  // Every blob's bytes must hash to its address.
+  let blobCount = 0;
+  for (const b of db.prepare("SELECT hash, data FROM blobs").iterate() as Iterable<Row>) {
+    blobCount++;
+    const hash = (b.hash as Buffer).toString("hex");
+    if (!sha256(b.data as Buffer).equals(b.hash as Buffer)) add({ code: "bad-blob", message: `blob ${hash} does not hash to its address` });
+  }
+  hooks.progress?.(totalEvents, totalEvents);
+  return { ok: findings.length === 0, sessions: sessions.length, events: eventCount, snapshots: snapshotCount, blobs: blobCount, findings };
+}

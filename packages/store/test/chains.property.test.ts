@@ -1,0 +1,72 @@
+/**
+ * ST-7/ST-10/ST-11 as a property: random appends, group commits, forks and head moves, checked
+ * against a model that keeps every branch's chain as a plain list.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type EventId, openStore } from "../src/index.ts";
+
+type Step = { kind: "append" | "group" | "fork" | "move"; branch: number; at: number; n: number };
+const step: fc.Arbitrary<Step> = fc.record({
+  kind: fc.constantFrom("append", "append", "group", "fork", "move"),
+  branch: fc.nat(),
+  at: fc.nat(),
+  n: fc.integer({ min: 1, max: 4 }),
+});
+
+describe("chains", () => {
+  it("every branch's log, chain, ancestry and depth lookups match the model", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const store = openStore(":memory:");
+        const { session, genesis } = store.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
+        const model = new Map<string, EventId[]>([["main", [genesis.id]]]);
+        const all: EventId[] = [genesis.id];
+        let forks = 0;
+        for (const s of steps) {
+          const names = [...model.keys()];
+          const name = names[s.branch % names.length] as string;
+          const chain = model.get(name) as EventId[];
+          const head = chain[chain.length - 1] as EventId;
+          if (s.kind === "append" || s.kind === "group") {
+            const count = s.kind === "group" ? s.n : 1;
+            const added = store.append(
+              session.id,
+              name,
+              head,
+              Array.from({ length: count }, (_, i) => ({ kind: "patch@1", data: `${name}:${i}` })),
+            );
+            chain.push(...added.map((m) => m.id));
+            all.push(...added.map((m) => m.id));
+          } else if (s.kind === "fork") {
+            const at = chain[s.at % chain.length] as EventId;
+            const fname = `f${forks++}`;
+            store.fork(session.id, at, fname);
+            model.set(fname, chain.slice(0, chain.indexOf(at) + 1));
+          } else {
+            const target = all[s.at % all.length] as EventId;
+            const targetChain = [...model.values()].find((c) => c.includes(target)) as EventId[];
+            const { kept } = store.moveHead(session.id, name, target);
+            if (kept !== null && !model.has(kept.name)) model.set(kept.name, [...chain]);
+            model.set(name, targetChain.slice(0, targetChain.indexOf(target) + 1));
+          }
+        }
+        for (const [name, chain] of model) {
+          expect(
+            store.log(session.id, { branch: name }).map((m) => m.id),
+            name,
+          ).toEqual(chain);
+          expect(store.branch(session.id, name)?.head).toBe(chain[chain.length - 1]);
+          const head = chain[chain.length - 1] as EventId;
+          expect(store.chain(head).map((e) => e.id)).toEqual(chain);
+          for (let d = 1; d <= chain.length; d++) expect(store.atDepth(head, d)?.id).toBe(chain[d - 1]);
+          const outside = all.find((id) => !chain.includes(id));
+          if (outside !== undefined) expect(store.isAncestor(outside, head)).toBe(false);
+          expect(store.isAncestor(chain[0] as EventId, head)).toBe(true);
+        }
+        expect(store.verify().ok).toBe(true);
+      }),
+      { numRuns: Number(process.env.STRATA_FC_RUNS ?? 300) },
+    );
+  });
+});

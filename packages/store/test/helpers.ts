@@ -1,0 +1,39 @@
+/** Shared set-up for store tests: temp directories and small sessions. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { type EventId, type EventInput, type EventMeta, openStore, type SessionId, type Store, type StoreOptions } from "../src/index.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed after the test. */
+export function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "strata-store-"));
+  dirs.push(d);
+  return d;
+}
+
+/** A store on a real file in a fresh temporary directory. */
+export function fileStore(options: StoreOptions = {}): { store: Store; path: string } {
+  const path = join(tempDir(), "strata.db");
+  return { store: openStore(path, options), path };
+}
+
+export const ev = (data: string, label?: string): EventInput => ({ kind: "patch@1", label: label ?? null, data });
+
+/** A session with `n` events after genesis on main. */
+export function session(store: Store, n = 0): { id: SessionId; genesis: EventId; events: EventMeta[] } {
+  const { session, genesis } = store.createSession({ title: "test", genesis: { kind: "genesis@1", data: "{}" } });
+  const events: EventMeta[] = [];
+  let head = genesis.id;
+  for (let i = 0; i < n; i++) {
+    const [m] = store.append(session.id, "main", head, [ev(`{"n":${i}}`, `e${i}`)]);
+    events.push(m as EventMeta);
+    head = (m as EventMeta).id;
+  }
+  return { id: session.id, genesis: genesis.id, events };
+}
