@@ -19,6 +19,11 @@ export interface ApplyOptions {
    * the restore forms and are applied without it.
    */
   readonly monotonic?: boolean;
+  /**
+   * The ops already passed `checkOp`/`decodePatch` (e.g. they were decoded from the log): skip
+   * re-checking their shape, names and strings. Everything that depends on the tree is still checked.
+   */
+  readonly trusted?: boolean;
 }
 
 /**
@@ -45,7 +50,7 @@ export function tryApplyPatch(tree: Tree, ops: readonly Op[], options: ApplyOpti
 /** @internal applies op `i` of a patch to a writer, tagging errors with the index. */
 export function applyOpAt(w: TreeWriter, op: unknown, i: number, options: ApplyOptions): void {
   try {
-    applyOp(w, checkOp(op), options);
+    applyOp(w, options.trusted === true ? (op as Op) : checkOp(op), options);
   } catch (e) {
     if (e instanceof DomError) throw atOp(e, i);
     throw e;

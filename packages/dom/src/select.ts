@@ -198,10 +198,36 @@ class Query {
   }
 
   private pseudos(): Record<string, (el: Rec, data?: string | null) => boolean> {
-    const pos = (el: Rec) => this.index(el).position.get(el) as number;
-    const len = (el: Rec) => this.index(el).list.length;
-    const tpos = (el: Rec) => this.index(el).typePosition.get(el) as number;
-    const tlen = (el: Rec) => this.index(el).typeCount.get(el.tag) as number;
+    // Narrow parents: count along the sibling links (cheap, no allocation). Wide parents (or ones
+    // already indexed): the per-parent index built once per query keeps everything linear.
+    const WALK = 32;
+    const walk = (el: Rec, dir: "prev" | "next", sameTag: boolean): number => {
+      let n = 0;
+      for (let s = el[dir], steps = 0; s !== 0; steps++) {
+        if (steps >= WALK) return -1;
+        const r = this.tree.rec(s) as Rec;
+        if (!sameTag || r.tag === el.tag) n++;
+        s = r[dir];
+      }
+      return n;
+    };
+    const counted = (el: Rec, sameTag: boolean): { before: number; after: number } | undefined => {
+      if (this.siblings.has(el.parent)) return undefined;
+      const before = walk(el, "prev", sameTag);
+      if (before < 0) return undefined;
+      const after = walk(el, "next", sameTag);
+      return after < 0 ? undefined : { before, after };
+    };
+    const pos = (el: Rec) => counted(el, false)?.before ?? (this.index(el).position.get(el) as number);
+    const len = (el: Rec) => {
+      const c = counted(el, false);
+      return c === undefined ? this.index(el).list.length : c.before + c.after + 1;
+    };
+    const tpos = (el: Rec) => counted(el, true)?.before ?? (this.index(el).typePosition.get(el) as number);
+    const tlen = (el: Rec) => {
+      const c = counted(el, true);
+      return c === undefined ? (this.index(el).typeCount.get(el.tag) as number) : c.before + c.after + 1;
+    };
     const nth = (fromEnd: boolean) => (el: Rec, data?: string | null) => {
       const formula = data ?? "";
       const of = /^(.+?)\s+of\s+(.+)$/is.exec(formula);

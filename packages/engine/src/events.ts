@@ -22,7 +22,7 @@ export const SKELETON_IDS = 255;
 
 export type DecodedEvent =
   | { readonly kind: "genesis"; readonly skeleton: NodeSpec; readonly hwm?: number }
-  | { readonly kind: "patch"; readonly ops: readonly Op[] };
+  | { readonly kind: "patch"; readonly ops: readonly Op[]; readonly checked?: boolean };
 
 export function encodeGenesis(skeleton: NodeSpec = DEFAULT_SKELETON, hwm = SKELETON_IDS): string {
   checkSpec(skeleton);
@@ -46,7 +46,7 @@ export function decodeEvent(e: Pick<StoredEvent, "id" | "kind" | "data">): Decod
     if (e.kind === PATCH_KIND) {
       if (typeof data !== "object" || data === null || !Array.isArray((data as { ops?: unknown }).ops))
         throw new EngineError("bad-event", `event ${e.id}: a patch@1 payload is {"ops":[…]}`);
-      return { kind: "patch", ops: decodePatch((data as { ops: unknown }).ops) };
+      return { kind: "patch", ops: decodePatch((data as { ops: unknown }).ops), checked: true };
     }
     if (e.kind === GENESIS_KIND) {
       const { skeleton, hwm } = (data ?? {}) as { skeleton?: unknown; hwm?: unknown };
@@ -79,7 +79,8 @@ export function foldEvent(tree: Tree | undefined, e: DecodedEvent, id: number): 
   }
   if (tree === undefined) throw new EngineError("bad-event", `event ${id}: a patch cannot come before the genesis event`);
   try {
-    return applyPatch(tree, e.ops, { monotonic: true });
+    // Ops decoded from the log were checked by decodePatch; ops from callers are checked here.
+    return applyPatch(tree, e.ops, { monotonic: true, trusted: e.checked === true });
   } catch (err) {
     if (err instanceof DomError) throw new EngineError("bad-event", `event ${id} does not apply: ${err.message}`, { cause: err });
     throw err;

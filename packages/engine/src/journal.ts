@@ -14,7 +14,7 @@ import { SnapshotWriter } from "./snapshots.ts";
 import { TextIndex } from "./texts.ts";
 
 /** Default snapshot interval in events (docs/benchmarks.md, store section, has the measurements). */
-export const DEFAULT_SNAPSHOT_EVERY = 256;
+export const DEFAULT_SNAPSHOT_EVERY = 128;
 
 /**
  * Ids are minted in blocks of this size, each reserved from the session's counter by the line of
@@ -24,7 +24,7 @@ export const DEFAULT_SNAPSHOT_EVERY = 256;
 export const ID_BLOCK = 4096;
 
 export interface JournalOptions {
-  /** Write a snapshot when the chain has grown this many events past the last one (default 512). */
+  /** Write a snapshot when the chain has grown this many events past the last one (default 128). */
   readonly snapshotEvery?: number;
 }
 

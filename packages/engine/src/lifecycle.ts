@@ -33,12 +33,18 @@ export function scanLifecycle(tree: Tree): Set<number> {
 }
 
 /**
- * The lifecycle set after `ops` (applied to a tree with high-water mark `hwmBefore`, giving
- * `after`), from the set before: only touched elements can enter or leave it.
+ * Updates `live` in place to the lifecycle set after `ops` (applied to a tree with high-water mark
+ * `hwmBefore`, giving `after`): only touched elements can enter or leave it, and only a removal can
+ * take an untouched one away. Costs the size of the patch (plus the set, when the patch removes).
  */
-export function updateLifecycle(before: ReadonlySet<number>, after: Tree, hwmBefore: number, ops: readonly Op[]): Set<number> {
-  const touched = new Set<number>();
+export function updateLifecycle(live: Set<number>, after: Tree, hwmBefore: number, ops: readonly Op[]): Set<number> {
+  let removes = false;
   let hwm = hwmBefore;
+  const check = (id: number): void => {
+    const r = after.rec(id);
+    if (r !== undefined && isLifecycle(r.tag, r.attrs)) live.add(id);
+    else live.delete(id);
+  };
   for (const op of ops) {
     switch (op[0]) {
       case "ins": {
@@ -46,7 +52,7 @@ export function updateLifecycle(before: ReadonlySet<number>, after: Tree, hwmBef
         let i = 0;
         while (stack.length > 0) {
           const s = stack.pop() as NodeSpec;
-          touched.add(s.id ?? hwm + 1 + i++);
+          check(s.id ?? hwm + 1 + i++);
           if (s.children !== undefined) for (let c = s.children.length - 1; c >= 0; c--) stack.push(s.children[c] as NodeSpec);
         }
         if (op[3].id === undefined) hwm += i;
@@ -54,19 +60,18 @@ export function updateLifecycle(before: ReadonlySet<number>, after: Tree, hwmBef
       }
       case "set":
         if (op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
-        else touched.add(op[1]);
+        else check(op[1]);
+        break;
+      case "rm":
+        removes = true;
         break;
       default:
-        break; // rm is handled below; mv, text and append do not change membership
+        break; // mv, text and append do not change membership
     }
   }
-  const out = new Set<number>();
-  for (const id of before) if (after.has(id) && !touched.has(id)) out.add(id);
-  for (const id of touched) {
-    const r = after.rec(id);
-    if (r !== undefined && isLifecycle(r.tag, r.attrs)) out.add(id);
-  }
-  return out;
+  // A removal takes its whole subtree away: drop members that are gone.
+  if (removes) for (const id of live) if (!after.has(id)) live.delete(id);
+  return live;
 }
 
 export interface LifecycleEntry {

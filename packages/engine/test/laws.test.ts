@@ -62,97 +62,101 @@ async function drain(sub: Subscription, replica: Replica, until: number): Promis
 describe("L1 one authority", () => {
   it("live == reopened == replay from genesis == snapshot + tail == replica, at every step", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(action, { minLength: MIN, maxLength: STEPS, size: "max" }), fc.integer({ min: 2, max: 12 }), async (actions, every) => {
-        const dir = mkdtempSync(join(tmpdir(), "strata-l1-"));
-        try {
-          const path = join(dir, "l1.db");
-          const store = openStore(path);
-          let s = Session.create(store, { snapshotEvery: every });
-          let sub = s.subscribe({ buffer: 7 });
-          let replica = new Replica();
-          const attach = () => {
-            sub.close();
-            sub = s.subscribe({ buffer: 7 });
-            replica = new Replica();
-          };
-          const turns = () => s.durableTree.childIds(3);
-          for (const a of actions) {
-            switch (a.k) {
-              case "turn":
-                s.commit((d) => {
-                  const t = d.appendChild(n(3), { tag: "turn" });
-                  d.appendChild(t, { tag: "user", text: a.text });
-                  d.appendChild(t, { tag: "call", attrs: { status: "running" } });
-                });
-                break;
-              case "group":
-                s.commitMany(
-                  Array.from({ length: a.size }, (_, i) => ({
-                    change: (d) => void d.appendChild(n(3), { tag: "turn", attrs: { g: String(i) } }),
-                  })),
-                );
-                break;
-              case "set": {
-                const calls = s.durableTree
-                  .childIds(3)
-                  .flatMap((t) => s.durableTree.childIds(t))
-                  .filter((c) => s.durableTree.rec(c)?.tag === "call");
-                if (calls.length > 0) s.commit([["set", calls[a.i % calls.length] as NodeId, "status", a.v]]);
-                break;
+      fc.asyncProperty(
+        fc.array(action, { minLength: MIN, maxLength: STEPS, size: "max" }),
+        fc.integer({ min: 2, max: 12 }),
+        async (actions, every) => {
+          const dir = mkdtempSync(join(tmpdir(), "strata-l1-"));
+          try {
+            const path = join(dir, "l1.db");
+            const store = openStore(path);
+            let s = Session.create(store, { snapshotEvery: every });
+            let sub = s.subscribe({ buffer: 7 });
+            let replica = new Replica();
+            const attach = () => {
+              sub.close();
+              sub = s.subscribe({ buffer: 7 });
+              replica = new Replica();
+            };
+            const turns = () => s.durableTree.childIds(3);
+            for (const a of actions) {
+              switch (a.k) {
+                case "turn":
+                  s.commit((d) => {
+                    const t = d.appendChild(n(3), { tag: "turn" });
+                    d.appendChild(t, { tag: "user", text: a.text });
+                    d.appendChild(t, { tag: "call", attrs: { status: "running" } });
+                  });
+                  break;
+                case "group":
+                  s.commitMany(
+                    Array.from({ length: a.size }, (_, i) => ({
+                      change: (d) => void d.appendChild(n(3), { tag: "turn", attrs: { g: String(i) } }),
+                    })),
+                  );
+                  break;
+                case "set": {
+                  const calls = s.durableTree
+                    .childIds(3)
+                    .flatMap((t) => s.durableTree.childIds(t))
+                    .filter((c) => s.durableTree.rec(c)?.tag === "call");
+                  if (calls.length > 0) s.commit([["set", calls[a.i % calls.length] as NodeId, "status", a.v]]);
+                  break;
+                }
+                case "remove": {
+                  const t = turns();
+                  if (t.length > 0) s.commit([["rm", t[a.i % t.length] as NodeId]]);
+                  break;
+                }
+                case "stream": {
+                  const users = s.durableTree
+                    .childIds(3)
+                    .map((t) => s.durableTree.rec(t)?.first ?? 0)
+                    .filter((u) => u !== 0 && s.durableTree.rec(u)?.first === 0);
+                  if (users.length === 0) break;
+                  const w = s.stream(users[a.i % users.length] as NodeId, { intervalMs: 60_000, maxBytes: 50 });
+                  for (const c of a.chunks) w.append(c);
+                  w.close();
+                  break;
+                }
+                case "fork": {
+                  const log = s.log();
+                  s = s.fork((log[a.i % log.length] as EventMeta).id);
+                  attach();
+                  break;
+                }
+                case "rewind": {
+                  const log = s.log();
+                  s.rewind((log[a.i % log.length] as EventMeta).id);
+                  break;
+                }
+                case "reopen":
+                  s = Session.open(openStore(path), s.id, { branch: s.branch, snapshotEvery: every }).session;
+                  attach();
+                  break;
+                case "switch": {
+                  const branches = s.branches();
+                  s.switchTo((branches[a.i % branches.length] as { name: string }).name);
+                  break;
+                }
               }
-              case "remove": {
-                const t = turns();
-                if (t.length > 0) s.commit([["rm", t[a.i % t.length] as NodeId]]);
-                break;
-              }
-              case "stream": {
-                const users = s.durableTree
-                  .childIds(3)
-                  .map((t) => s.durableTree.rec(t)?.first ?? 0)
-                  .filter((u) => u !== 0 && s.durableTree.rec(u)?.first === 0);
-                if (users.length === 0) break;
-                const w = s.stream(users[a.i % users.length] as NodeId, { intervalMs: 60_000, maxBytes: 50 });
-                for (const c of a.chunks) w.append(c);
-                w.close();
-                break;
-              }
-              case "fork": {
-                const log = s.log();
-                s = s.fork((log[a.i % log.length] as EventMeta).id);
-                attach();
-                break;
-              }
-              case "rewind": {
-                const log = s.log();
-                s.rewind((log[a.i % log.length] as EventMeta).id);
-                break;
-              }
-              case "reopen":
-                s = Session.open(openStore(path), s.id, { branch: s.branch, snapshotEvery: every }).session;
-                attach();
-                break;
-              case "switch": {
-                const branches = s.branches();
-                s.switchTo((branches[a.i % branches.length] as { name: string }).name);
-                break;
-              }
+              const live = toSnapshot(s.tree);
+              expect(toSnapshot(s.durableTree)).toBe(live);
+              await drain(sub, replica, s.head.id);
+              expect(toSnapshot(replica.tree), "replica").toBe(live);
             }
             const live = toSnapshot(s.tree);
-            expect(toSnapshot(s.durableTree)).toBe(live);
-            await drain(sub, replica, s.head.id);
-            expect(toSnapshot(replica.tree), "replica").toBe(live);
+            const reopened = Session.open(openStore(path), s.id, { branch: s.branch }).session;
+            expect(toSnapshot(reopened.tree), "reopened").toBe(live);
+            expect(toSnapshot(materialize(store, s.head.id, { fromGenesis: true })), "replay from genesis").toBe(live);
+            expect(toSnapshot(materialize(store, s.head.id)), "snapshot + tail").toBe(live);
+            expect(verifyStore(store).ok).toBe(true);
+            sub.close();
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
           }
-          const live = toSnapshot(s.tree);
-          const reopened = Session.open(openStore(path), s.id, { branch: s.branch }).session;
-          expect(toSnapshot(reopened.tree), "reopened").toBe(live);
-          expect(toSnapshot(materialize(store, s.head.id, { fromGenesis: true })), "replay from genesis").toBe(live);
-          expect(toSnapshot(materialize(store, s.head.id)), "snapshot + tail").toBe(live);
-          expect(verifyStore(store).ok).toBe(true);
-          sub.close();
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
-        }
-      }),
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -374,10 +374,28 @@ export class SqliteStore implements Store {
     this.#open();
     const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
     const out: StoredEvent[] = [];
+    const session = meta.session;
     for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
       if (out.length >= limit) break;
-      for (const r of this.#st.chainRange.all(span.segment, Math.max(span.from, afterDepth), span.to, limit - out.length) as Row[])
-        out.push(this.#storedOf(r));
+      // A segment's events are appended in order, so its depth range is an id range: read it as a
+      // rowid range scan (sequential), as arrays, straight into events — the full-resume path (ST-7).
+      const lo = this.#st.firstAfter.get(span.segment, Math.max(span.from, afterDepth)) as number | undefined;
+      const hi = this.#st.lastUpTo.get(span.segment, span.to) as number | undefined;
+      if (lo === undefined || hi === undefined) continue;
+      for (const r of this.#st.chainRange.all(lo, hi, span.segment, limit - out.length) as unknown[][]) {
+        const blob = r[7] as Buffer | null;
+        out.push({
+          id: r[0] as EventId,
+          session,
+          prior: (r[2] as EventId | null) ?? null,
+          depth: r[1] as number,
+          kind: r[3] as string,
+          label: (r[4] as string | null) ?? null,
+          by: (r[5] as string | null) ?? null,
+          ts: r[6] as number,
+          data: blob === null ? (r[8] as string) : this.#blobText(blob, r[0] as number),
+        });
+      }
     }
     return out;
   }
@@ -607,6 +625,12 @@ export class SqliteStore implements Store {
     };
   }
 
+  #blobText(hash: Buffer, event: number): string {
+    const bytes = this.getBlob(hash.toString("hex"));
+    if (bytes === undefined) throw new StoreError("corrupt", `event ${event} refers to missing blob ${hash.toString("hex")}`);
+    return bytes.toString("utf8");
+  }
+
   #storedOf(row: Row): StoredEvent {
     let data = row.data as string;
     if (row.blob !== null) {
@@ -688,7 +712,13 @@ function prepare(db: Database.Database) {
     eventMeta: db.prepare("SELECT id, segment, depth, prior, kind, label, by, ts FROM events WHERE id = ?"),
     eventSegment: db.prepare("SELECT segment FROM events WHERE id = ?"),
     atDepth: db.prepare("SELECT id FROM events WHERE segment = ? AND depth = ?"),
-    chainRange: db.prepare(`${EVENT_FULL} WHERE e.segment = ? AND e.depth > ? AND e.depth <= ? ORDER BY e.depth LIMIT ?`),
+    firstAfter: db.prepare("SELECT id FROM events WHERE segment = ? AND depth > ? ORDER BY depth LIMIT 1").pluck(),
+    lastUpTo: db.prepare("SELECT id FROM events WHERE segment = ? AND depth <= ? ORDER BY depth DESC LIMIT 1").pluck(),
+    chainRange: db
+      .prepare(
+        "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?",
+      )
+      .raw(),
     listRange: db.prepare(
       "SELECT id, segment, depth, kind, label, by, ts FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
     ),

@@ -1,0 +1,246 @@
+/**
+ * Benchmark runner. Runs each benchmark file in fresh child processes
+ * (`node --expose-gc --import tsx bench/<group>/<name>.ts`), `--runs N` times each (default 3,
+ * rounds interleaved across benchmarks), folds the runs (medians of per-process medians, ratios
+ * taken inside each process against its own baseline), writes `bench/results/<name>.json` and
+ * regenerates the group's section of `docs/benchmarks.md` between `<!-- <group>:start -->` and
+ * `<!-- <group>:end -->`.
+ *
+ * Usage:
+ *   npx tsx bench/run.ts dom               all dom benchmarks
+ *   npx tsx bench/run.ts select --runs 5   one benchmark, 5 process runs
+ *   npx tsx bench/run.ts --render          rewrite the docs from the saved results only
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { type Aggregate, aggregate, type BenchModule, machineInfo, type RunResult } from "./lib/harness.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+const RESULTS = join(ROOT, "bench", "results");
+const DOC = join(ROOT, "docs", "benchmarks.md");
+
+/** Benchmark groups, each a folder of files and a section of docs/benchmarks.md, in doc order. */
+const GROUPS: Record<string, readonly string[]> = {
+  dom: ["apply", "select", "serialize", "memory"],
+  store: ["append", "resume"],
+  engine: ["session"],
+};
+
+interface Args {
+  names: string[];
+  runs: number;
+  renderOnly: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const names: string[] = [];
+  let runs = 3;
+  let renderOnly = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--runs") {
+      runs = Number(argv[++i]);
+      if (!Number.isInteger(runs) || runs < 1) fail(`--runs takes a positive integer, got ${argv[i]}`);
+    } else if (a.startsWith("--runs=")) {
+      runs = Number(a.slice(7));
+      if (!Number.isInteger(runs) || runs < 1) fail(`--runs takes a positive integer, got ${a.slice(7)}`);
+    } else if (a === "--render") renderOnly = true;
+    else if (a === "--help" || a === "-h") {
+      process.stdout.write(
+        `usage: npx tsx bench/run.ts [${[...Object.keys(GROUPS), ...Object.values(GROUPS).flat()].join("|")}]... [--runs N] [--render]\n`,
+      );
+      process.exit(0);
+    } else if (a.startsWith("-")) fail(`unknown option ${a}`);
+    else if (GROUPS[a] !== undefined) names.push(...(GROUPS[a] as string[]));
+    else if (groupOf(a) !== undefined) names.push(a);
+    else fail(`unknown benchmark ${JSON.stringify(a)}; known: ${[...Object.keys(GROUPS), ...Object.values(GROUPS).flat()].join(", ")}`);
+  }
+  if (names.length === 0 && !renderOnly) names.push(...Object.values(GROUPS).flat());
+  return { names: [...new Set(names)], runs, renderOnly };
+}
+
+function fail(msg: string): never {
+  process.stderr.write(`bench: ${msg}\n`);
+  process.exit(2);
+}
+
+function groupOf(name: string): string | undefined {
+  for (const [g, names] of Object.entries(GROUPS)) if (names.includes(name)) return g;
+  return undefined;
+}
+
+function fileOf(name: string): string {
+  return join(ROOT, "bench", groupOf(name) as string, `${name}.ts`);
+}
+
+/**
+ * Fingerprint of the packages a group measures (`packages/<p>/src` of the group and of the packages
+ * it builds on): a content hash plus the git commit and whether the sources differ from it. Other
+ * work may edit a package while a run is going; a run whose fingerprint changes part-way is thrown
+ * away.
+ */
+const MEASURES: Record<string, readonly string[]> = { dom: ["dom"], store: ["dom", "store", "engine"], engine: ["dom", "store", "engine"] };
+
+function fingerprint(group: string): string {
+  const hash = createHash("sha256");
+  const dirs = (MEASURES[group] ?? [group]).map((p) => join("packages", p, "src"));
+  const walk = (dir: string): void => {
+    for (const f of readdirSync(join(ROOT, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, f.name);
+      if (f.isDirectory()) walk(p);
+      else hash.update(p).update("\0").update(readFileSync(join(ROOT, p))).update("\0");
+    }
+  };
+  for (const d of dirs) walk(d);
+  let git = "no git";
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", ...dirs], { cwd: ROOT, encoding: "utf8" }).trim();
+    git = `git ${head}${dirty === "" ? "" : " + uncommitted changes"}`;
+  } catch {
+    // not a git checkout: the content hash alone identifies the source
+  }
+  return `${dirs.join(", ")} sha256:${hash.digest("hex").slice(0, 12)} (${git})`;
+}
+
+/** One process run of one benchmark; returns its result. */
+function runChild(name: string, run: number, runs: number, dir: string): RunResult {
+  const out = join(dir, `${name}-${run}.json`);
+  const file = relative(ROOT, fileOf(name));
+  process.stderr.write(`[${name}] run ${run}/${runs}: node --expose-gc --import tsx ${file}\n`);
+  const t0 = Date.now();
+  const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_OUT: out },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (child.status !== 0 || !existsSync(out))
+    fail(`${name} run ${run} failed (exit ${child.status ?? child.signal}); see its output above`);
+  process.stderr.write(`[${name}] run ${run}/${runs} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  return JSON.parse(readFileSync(out, "utf8")) as RunResult;
+}
+
+interface SavedResult extends Aggregate {
+  readonly raw: readonly RunResult[];
+}
+
+async function load(name: string): Promise<BenchModule> {
+  const mod = (await import(fileOf(name))) as { default: BenchModule };
+  return mod.default;
+}
+
+const INTRO = `# Benchmarks
+
+How fast and how big strata's building blocks are, each figure next to a baseline measured in the
+same run. The sections between the \`<!-- group:start -->\` / \`<!-- group:end -->\` markers are
+generated by \`bench/run.ts\`; do not edit them by hand, re-run the command they name.
+
+## How the figures are produced
+
+- **Processes.** Every benchmark file runs in its own fresh process
+  (\`node --expose-gc --import tsx bench/<group>/<name>.ts\`), \`--runs N\` times (default 3; rounds
+  are interleaved across benchmarks so a noisy minute does not land on one benchmark only).
+- **Timing.** Inside a process each function is warmed up, then timed in samples; a sample runs a
+  calibrated batch of calls (≥ 5–10 ms) and records the mean per call. A figure and its baseline
+  are timed in interleaved rounds (one sample of each per round), so a noisy neighbour hits both.
+- **Figures.** A time is the median over processes of each process's median sample, followed in
+  parentheses by its spread: the lowest 10th percentile to the highest 90th percentile seen in any
+  process (within-run and between-run noise together).
+- **Ratios** are computed inside each process, never across processes: for a figure and its
+  baseline timed in interleaved rounds, the ratio is the median over rounds of figure ÷ baseline,
+  the two samples taken back to back in that round (a slow drift of the machine cancels out); otherwise it is the
+  ratio of the two medians. The table gives the median over processes with the min–max over
+  processes. Targets are judged on the median; a verdict says so when the range crosses the target.
+- **Memory** is \`process.memoryUsage().heapUsed\` after forced full collections, with the measured
+  object alive minus without it; each reading is repeated 3× per process.
+- **Machine.** Each section names the command, date, Node version and CPU it ran on. The machine
+  these figures come from has 2 cores and is shared (noisy): read the figures as ratios and orders
+  of magnitude, not as absolute contracts.
+- Results of the last run are in \`bench/results/<name>.json\` (git-ignored), raw per-process
+  figures included.
+
+Reproduce everything: \`npx tsx bench/run.ts dom\` (7 minutes with the default 3 runs on the 2-core machine, 12 with \`--runs 5\`).
+`;
+
+function renderGroup(group: string, sections: string[], verdicts: string[], missing: string[]): string {
+  const lines = [`<!-- ${group}:start -->`, `<!-- generated by bench/run.ts; do not edit by hand -->`, ""];
+  lines.push(`## @strata/${group}`, "");
+  lines.push(
+    `Command: \`npx tsx bench/run.ts ${group}\` (or one name: ${(GROUPS[group] ?? []).map((n) => `\`${n}\``).join(", ")}; add \`--runs N\` for more process runs).`,
+    "",
+  );
+  if (verdicts.length > 0) lines.push("**Targets**", "", ...verdicts.map((v) => `- ${v}`), "");
+  for (const s of sections) lines.push(s, "");
+  if (missing.length > 0) lines.push(`Not run yet: ${missing.join(", ")}.`, "");
+  lines.push(`<!-- ${group}:end -->`);
+  return lines.join("\n");
+}
+
+async function writeDocs(): Promise<void> {
+  let doc = existsSync(DOC) ? readFileSync(DOC, "utf8") : INTRO;
+  for (const [group, names] of Object.entries(GROUPS)) {
+    const sections: string[] = [];
+    const verdicts: string[] = [];
+    const missing: string[] = [];
+    for (const name of names) {
+      const path = join(RESULTS, `${name}.json`);
+      if (!existsSync(path)) {
+        missing.push(name);
+        continue;
+      }
+      const saved = JSON.parse(readFileSync(path, "utf8")) as SavedResult;
+      const mod = await load(name);
+      sections.push(mod.render(saved));
+      verdicts.push(...mod.verdicts(saved));
+    }
+    if (sections.length === 0) continue;
+    const block = renderGroup(group, sections, verdicts, missing);
+    const start = `<!-- ${group}:start -->`;
+    const end = `<!-- ${group}:end -->`;
+    const a = doc.indexOf(start);
+    const b = doc.indexOf(end);
+    if (a >= 0 && b > a) doc = doc.slice(0, a) + block + doc.slice(b + end.length);
+    else doc = `${doc.trimEnd()}\n\n${block}\n`;
+  }
+  writeFileSync(DOC, doc.endsWith("\n") ? doc : `${doc}\n`);
+  process.stderr.write(`wrote ${relative(ROOT, DOC)}\n`);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.renderOnly && args.names.length === 0) {
+    await writeDocs();
+    return;
+  }
+  const command = `npx tsx bench/run.ts ${process.argv.slice(2).join(" ")}`.trim();
+  mkdirSync(RESULTS, { recursive: true });
+  const dir = mkdtempSync(join(tmpdir(), "strata-bench-"));
+  const t0 = Date.now();
+  const raw = new Map<string, RunResult[]>(args.names.map((n) => [n, []]));
+  const sources = new Map<string, string>(args.names.map((n) => [n, fingerprint(groupOf(n) as string)]));
+  try {
+    for (let run = 1; run <= args.runs; run++)
+      for (const name of args.names) {
+        (raw.get(name) as RunResult[]).push(runChild(name, run, args.runs, dir));
+        const now = fingerprint(groupOf(name) as string);
+        if (now !== sources.get(name))
+          fail(`the measured source changed during the run (${sources.get(name)} → ${now}); nothing was saved, re-run when it is stable`);
+      }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const name of args.names) {
+    const runs = raw.get(name) as RunResult[];
+    const agg = aggregate(name, { ...machineInfo(command, args.runs), source: sources.get(name) as string }, runs);
+    const saved: SavedResult = { ...agg, raw: runs };
+    writeFileSync(join(RESULTS, `${name}.json`), `${JSON.stringify(saved, null, 2)}\n`);
+    process.stderr.write(`wrote bench/results/${name}.json\n`);
+  }
+  await writeDocs();
+  process.stderr.write(`done in ${((Date.now() - t0) / 60_000).toFixed(1)} min\n`);
+}
+
+await main();
