@@ -25,8 +25,9 @@ const DOC = join(ROOT, "docs", "benchmarks.md");
 /** Benchmark groups, each a folder of files and a section of docs/benchmarks.md, in doc order. */
 const GROUPS: Record<string, readonly string[]> = {
   dom: ["apply", "select", "serialize", "memory"],
-  store: ["append", "resume"],
+  store: ["append", "resume", "chains"],
   engine: ["session"],
+  agent: ["loop", "prompt"],
 };
 
 interface Args {
@@ -82,7 +83,12 @@ function fileOf(name: string): string {
  * work may edit a package while a run is going; a run whose fingerprint changes part-way is thrown
  * away.
  */
-const MEASURES: Record<string, readonly string[]> = { dom: ["dom"], store: ["dom", "store", "engine"], engine: ["dom", "store", "engine"] };
+const MEASURES: Record<string, readonly string[]> = {
+  dom: ["dom"],
+  store: ["dom", "store", "engine"],
+  engine: ["dom", "store", "engine"],
+  agent: ["dom", "store", "engine"],
+};
 
 function fingerprint(group: string): string {
   const hash = createHash("sha256");
@@ -91,7 +97,12 @@ function fingerprint(group: string): string {
     for (const f of readdirSync(join(ROOT, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const p = join(dir, f.name);
       if (f.isDirectory()) walk(p);
-      else hash.update(p).update("\0").update(readFileSync(join(ROOT, p))).update("\0");
+      else
+        hash
+          .update(p)
+          .update("\0")
+          .update(readFileSync(join(ROOT, p)))
+          .update("\0");
     }
   };
   for (const d of dirs) walk(d);

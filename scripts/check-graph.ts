@@ -13,7 +13,7 @@ export const ALLOWED: Record<string, readonly string[]> = {
   "@strata/dom": [],
   "@strata/store": [],
   "@strata/engine": ["@strata/dom", "@strata/store"],
-  "@strata/models": ["@strata/engine", "@strata/dom"],
+  "@strata/models": ["@strata/engine", "@strata/dom", "@strata/store"],
   "@strata/cli": ["@strata/engine", "@strata/models", "@strata/dom", "@strata/store"],
   "@strata/inspector": ["@strata/engine", "@strata/dom"],
 };

@@ -55,6 +55,7 @@ export {
   toSnapshot,
   treeFromPages,
 } from "./snapshot.ts";
+export { advanceIndex, ensureIndex, INDEX_MIN_SIZE, indexOf, TagIndex } from "./tagindex.ts";
 export { type Attrs, type Element, LazyPage, PAGE_SIZE, type Page, type Rec as NodeRecord, Tree, walk as walkTree } from "./tree.ts";
 export {
   DEFAULT_MAX_XML_BYTES,

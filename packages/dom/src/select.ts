@@ -9,6 +9,7 @@ import { compile, is as cssIs, selectOne as cssSelectOne, type Options, selectAl
 import { parse, type Selector } from "css-what";
 import nthCheck from "nth-check";
 import { DomError } from "./errors.ts";
+import { ensureIndex, INDEX_MIN_SIZE, indexOf, type TagIndex } from "./tagindex.ts";
 import { type Element, type Rec, type Tree, textContent, viewOf } from "./tree.ts";
 
 type Adapter = NonNullable<Options<Rec, Rec>["adapter"]>;
@@ -24,15 +25,86 @@ const EMPTY: readonly Rec[] = Object.freeze([]);
 /** Every element matching `selector`, in document order. Throws `bad-selector` on a bad selector. */
 export function select(tree: Tree, selector: string, options: SelectOptions = {}): Element[] {
   const q = new Query(tree);
-  const found = run(selector, (tokens) => selectAll<Rec, Rec>(tokens, q.context(options), q.options));
+  const found = run(selector, (tokens) => {
+    const ids = indexed(tree, tokens, q, options, "all");
+    return ids === undefined ? selectAll<Rec, Rec>(tokens, q.context(options), q.options) : ids.map((id) => tree.rec(id) as Rec);
+  });
   return found.map((r) => viewOf(tree, r));
 }
 
 /** The first element matching `selector` in document order, or `undefined`. */
 export function selectOne(tree: Tree, selector: string, options: SelectOptions = {}): Element | undefined {
   const q = new Query(tree);
-  const found = run(selector, (tokens) => cssSelectOne<Rec, Rec>(tokens, q.context(options), q.options));
+  const found = run(selector, (tokens) => {
+    const hit = indexed(tree, tokens, q, options, "one");
+    if (hit === undefined) return cssSelectOne<Rec, Rec>(tokens, q.context(options), q.options);
+    return hit.length === 0 ? null : (tree.rec(hit[0] as number) as Rec);
+  });
   return found === null ? undefined : viewOf(tree, found);
+}
+
+const COMBINATORS = new Set(["descendant", "child", "parent", "sibling", "adjacent", "column-combinator"]);
+
+/**
+ * The tag every element matching this alternative must have (undefined: none named), and the
+ * `[name=value]` conditions on it that a plain property read can check before the full test.
+ */
+function subject(group: readonly Selector[]): { tag: string | undefined; equals: [string, string][] } {
+  let tag: string | undefined;
+  const equals: [string, string][] = [];
+  for (let i = group.length - 1; i >= 0; i--) {
+    const t = group[i] as Selector;
+    if (COMBINATORS.has(t.type)) break;
+    if (t.type === "tag") tag = t.name;
+    else if (t.type === "attribute" && t.action === "equals" && t.ignoreCase !== true && t.ignoreCase !== "quirks" && t.namespace == null)
+      equals.push([t.name, t.value]);
+  }
+  return { tag, equals };
+}
+
+/**
+ * The indexed path (DOM-33): when every alternative of the selector names its subject's tag and
+ * the tree is large, test only the elements of those tags (in document order, from the tag
+ * index) with the compiled selector. Returns undefined to fall back to a traversal.
+ */
+function indexed(tree: Tree, tokens: Selector[][], q: Query, options: SelectOptions, mode: "all" | "one"): readonly number[] | undefined {
+  if (options.within !== undefined) return undefined;
+  let index = indexOf(tree);
+  if (index === undefined) {
+    if (tree.size < INDEX_MIN_SIZE) return undefined;
+    index = ensureIndex(tree);
+  }
+  const tags = new Set<string>();
+  const subjects = tokens.map(subject);
+  for (const s of subjects) {
+    if (s.tag === undefined) return undefined;
+    tags.add(s.tag);
+  }
+  // With one alternative, its [name=value] conditions are a cheap first filter; when they and the
+  // tag are all it says, the index's list is the answer and no element needs testing.
+  const equals = subjects.length === 1 ? (subjects[0] as { equals: [string, string][] }).equals : [];
+  const exact = tokens.length === 1 && (tokens[0] as Selector[]).length === 1 + equals.length;
+  const test = compile<Rec, Rec>(tokens, q.options);
+  let ids: readonly number[];
+  const first = equals[0];
+  if (tags.size === 1 && first !== undefined) ids = index.withAttr(tree, [...tags][0] as string, first[0], first[1]);
+  else if (tags.size === 1) ids = index.ids([...tags][0] as string);
+  else {
+    const all = [...tags].flatMap((t) => index.ids(t));
+    const label = (id: number) => (index as TagIndex).label(id) as number;
+    ids = all.sort((a, b) => label(a) - label(b));
+  }
+  if (exact && equals.length <= 1) return mode === "one" ? ids.slice(0, 1) : ids;
+  const out: number[] = [];
+  outer: for (const id of ids) {
+    const r = tree.rec(id) as Rec;
+    for (const [name, value] of equals) if (r.attrs[name] !== value) continue outer;
+    if (test(r)) {
+      out.push(id);
+      if (mode === "one") break;
+    }
+  }
+  return out;
 }
 
 /** True when element `id` matches `selector`. */
@@ -46,7 +118,8 @@ export function matches(tree: Tree, id: number, selector: string): boolean {
 /** Number of elements matching `selector`. */
 export function count(tree: Tree, selector: string, options: SelectOptions = {}): number {
   const q = new Query(tree);
-  return run(selector, (tokens) => selectAll<Rec, Rec>(tokens, q.context(options), q.options)).length;
+  return run(selector, (tokens) => indexed(tree, tokens, q, options, "all") ?? selectAll<Rec, Rec>(tokens, q.context(options), q.options))
+    .length;
 }
 
 function run<T>(selector: string, f: (tokens: Selector[][]) => T): T {

@@ -7,7 +7,11 @@ export type EngineErrorCode =
   /** A stored snapshot that cannot be read or does not match its chain. */
   | "bad-snapshot"
   /** An event, session or branch that does not exist. */
-  | "not-found";
+  | "not-found"
+  /** A caller's input that cannot be used (the message says what and how to fix it). */
+  | "bad-input"
+  /** Stored data that should be there and is not (a missing blob, a damaged record). */
+  | "corrupt";
 
 export class EngineError extends Error {
   override readonly name = "EngineError";

@@ -2,7 +2,18 @@
  * Event kinds and their payloads (DESIGN §3, EN-1 … EN-3). The log stores resulting ops, never
  * commands (L3): replaying an event needs no business logic, only `foldEvent`.
  */
-import { applyPatch, checkSpec, DomError, decodePatch, isNodeId, type NodeSpec, type Op, skeletonTree, type Tree } from "@strata/dom";
+import {
+  applyPatch,
+  checkOp,
+  checkSpec,
+  DomError,
+  decodePatch,
+  isNodeId,
+  type NodeSpec,
+  type Op,
+  skeletonTree,
+  type Tree,
+} from "@strata/dom";
 import type { StoredEvent } from "@strata/store";
 import { EngineError } from "./errors.ts";
 
@@ -29,6 +40,24 @@ export function encodeGenesis(skeleton: NodeSpec = DEFAULT_SKELETON, hwm = SKELE
   return JSON.stringify({ skeleton, hwm });
 }
 
+/**
+ * Patches known to be well-formed: decoded from the log or the wire (`decodePatch`) or validated by
+ * a commit's fold. Folding them again skips the shape checks (`foldEvent`'s `checked`), so a
+ * replica does not validate what its host already did. Kept by identity, invisible in the data.
+ */
+const CHECKED = new WeakSet<readonly Op[]>();
+
+/** Marks `ops` as validated (see {@link isChecked}) and returns it. */
+export function markChecked<T extends readonly Op[]>(ops: T): T {
+  CHECKED.add(ops);
+  return ops;
+}
+
+/** True for ops that came out of `decodePatch` or a commit's validation in this process. */
+export function isChecked(ops: readonly Op[]): boolean {
+  return CHECKED.has(ops);
+}
+
 /** The payload of a patch event, exactly the article's `data: {"ops":[…]}`. */
 export function encodePatch(ops: readonly Op[]): string {
   return JSON.stringify({ ops });
@@ -46,7 +75,7 @@ export function decodeEvent(e: Pick<StoredEvent, "id" | "kind" | "data">): Decod
     if (e.kind === PATCH_KIND) {
       if (typeof data !== "object" || data === null || !Array.isArray((data as { ops?: unknown }).ops))
         throw new EngineError("bad-event", `event ${e.id}: a patch@1 payload is {"ops":[…]}`);
-      return { kind: "patch", ops: decodePatch((data as { ops: unknown }).ops), checked: true };
+      return { kind: "patch", ops: markChecked(checkParsedPatch((data as { ops: unknown }).ops)), checked: true };
     }
     if (e.kind === GENESIS_KIND) {
       const { skeleton, hwm } = (data ?? {}) as { skeleton?: unknown; hwm?: unknown };
@@ -64,6 +93,22 @@ export function decodeEvent(e: Pick<StoredEvent, "id" | "kind" | "data">): Decod
     "unknown-kind",
     `event ${e.id} has kind "${e.kind}", which this strata does not know (it knows ${GENESIS_KIND}, ${PATCH_KIND}); it may have been written by a newer version`,
   );
+}
+
+/**
+ * `decodePatch`'s checks on ops just parsed from JSON, without its deep copy: nothing else holds
+ * these objects, so they need no copy. Errors carry the failing op's index.
+ */
+function checkParsedPatch(data: unknown): Op[] {
+  if (!Array.isArray(data)) return decodePatch(data); // throws the usual error
+  for (let i = 0; i < data.length; i++)
+    try {
+      checkOp(data[i]);
+    } catch (e) {
+      if (e instanceof DomError) throw new DomError(e.code, `op ${i}: ${e.message}`, { opIndex: i });
+      throw e;
+    }
+  return data as Op[];
 }
 
 /**

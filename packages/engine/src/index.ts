@@ -1,6 +1,15 @@
 /**
  * @strata/engine — sessions as events over @strata/dom trees stored in @strata/store.
  */
+export {
+  type AgentEvent,
+  type RunAgentOptions,
+  type RunLimits,
+  type RunResult,
+  runAgent,
+  runCounts,
+  type StopReason,
+} from "./agent.ts";
 export { EngineError, type EngineErrorCode } from "./errors.ts";
 export {
   DEFAULT_SKELETON,
@@ -13,6 +22,16 @@ export {
   PATCH_KIND,
   SKELETON_IDS,
 } from "./events.ts";
+export {
+  blobText,
+  bodyOf,
+  metaOf,
+  type RecordedInputs,
+  type RecordedTool,
+  type RunInputs,
+  readInputs,
+  recordInputs,
+} from "./inputs.ts";
 export { type CommitInput, DEFAULT_SNAPSHOT_EVERY, ID_BLOCK, Journal, type JournalOptions } from "./journal.ts";
 export {
   durableKey,
@@ -26,12 +45,65 @@ export {
   type Versioned,
 } from "./lifecycle.ts";
 export { type MaterializeOptions, materialize, materializeVersion } from "./materialize.ts";
+export {
+  type ChatMessage,
+  type Model,
+  ModelError,
+  type ModelErrorKind,
+  type ModelEvent,
+  type ModelRequest,
+  type ModelSettings,
+  type ToolCallRequest,
+  type ToolSchema,
+} from "./model.ts";
+export {
+  type BlobText,
+  blobReader,
+  contribute,
+  DEFAULT_SYSTEM_TEMPLATE,
+  observationOf,
+  projectMessages,
+  projectRequest,
+  renderPrompt,
+} from "./prompt.ts";
 export { type ReplayReport, replayVerify } from "./replay.ts";
 export { Replica } from "./replica.ts";
+export { type Divergence, type Override, type RerunOptions, type RerunReport, rerun } from "./rerun.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";
 export { loadSnapshot, loadSnapshotVersion, SNAPSHOT_HEADER_FORMAT, SnapshotWriter } from "./snapshots.ts";
 export { decodeSse, decodeSseStream, encodeSse, type Frame } from "./sse.ts";
 export { type StreamOptions, StreamWriter } from "./stream.ts";
 export { Subscription } from "./subscription.ts";
+export {
+  checkTemplate,
+  DEFAULT_LIMITS as TEMPLATE_LIMITS,
+  type Limits as TemplateLimits,
+  type RenderOptions,
+  renderTemplate,
+  TemplateError,
+} from "./template/index.ts";
 export { TEXT_REF_MIN, TextIndex, type TextRef, TextResolver } from "./texts.ts";
+export { confine, runCommand, WorkspaceError, type WorkspaceOptions, workspaceTools } from "./tools/builtin.ts";
+export {
+  type Action,
+  type ActionOutcome,
+  type CallLimits,
+  canonicalJson,
+  contentHash,
+  DEFAULT_CALL_LIMITS,
+  type Executor,
+  type OutcomeStatus,
+  RegistryExecutor,
+  type ReplayPolicy,
+  type ToolCall,
+  type ToolContext,
+  ToolEnvironmentError,
+  type ToolHandler,
+  ToolRegistry,
+  ToolRegistryError,
+  type ToolSpec,
+  type TreeEdit,
+  type Validation,
+} from "./tools/registry.ts";
+export { DEFAULT_SYNTHETIC, type SyntheticKind, type SyntheticObservations, syntheticText } from "./tools/synthetic.ts";
 export { verifyHooks, verifyStore } from "./verify.ts";

@@ -1,10 +1,10 @@
 /**
- * The write path of one line of history (L2, EN-12 … EN-15): validate the whole patch against the
+ * The write path of one line of history (L2, EN-12 … EN-17): validate the whole patch against the
  * live tree, append it durably with the expected head (compare-and-swap), then make the already
  * computed result the live tree — the same `foldEvent` replay uses — and write a snapshot every K
  * events of the chain. A commit that fails changes nothing: not the log, not the head, not the tree.
  */
-import { type NodeSpec, type Op, specSize, type Tree } from "@strata/dom";
+import { advanceIndex, applyPatch, type NodeSpec, type Op, PAGE_SIZE, type Tree } from "@strata/dom";
 import type { EventId, EventMeta, SessionId, SessionInfo, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
@@ -17,15 +17,25 @@ import { TextIndex } from "./texts.ts";
 export const DEFAULT_SNAPSHOT_EVERY = 128;
 
 /**
- * Ids are minted in blocks of this size, each reserved from the session's counter by the line of
- * history that mints into it (EN-17): two branches written at the same time, even by two processes,
- * never mint the same id (L5). Block 0 (ids 1 … 4096) belongs to the session's first line.
+ * The unit of the session's id counter (`store.reserve`): counter value k stands for ids
+ * k·4096 + 1 … (k + 1)·4096, so two processes never hand out the same id (L5). Block 0 (ids
+ * 1 … 4096) belongs to the session's first line. A process cuts the blocks it reserves into ranges
+ * for its lines of history (EN-17): a new line first gets {@link FIRST_RANGE} ids, each later range
+ * of the line is twice as large, up to a block.
  */
 export const ID_BLOCK = 4096;
+
+/** Ids a new line of history gets first (one page of the tree). */
+export const FIRST_RANGE = PAGE_SIZE;
 
 export interface JournalOptions {
   /** Write a snapshot when the chain has grown this many events past the last one (default 128). */
   readonly snapshotEvery?: number;
+  /**
+   * Called when a snapshot could not be written after a commit (the commit itself is durable and
+   * succeeded; the snapshot is tried again at a later commit). Default: `process.emitWarning`.
+   */
+  readonly onSnapshotError?: (error: unknown, event: EventId) => void;
 }
 
 export interface CommitInput {
@@ -35,6 +45,51 @@ export interface CommitInput {
   readonly ts?: number;
 }
 
+/**
+ * Where a commit mints its ids (EN-17): `floor` undefined — right after the live mark, in ids the
+ * line already owns; otherwise the patches start with `["set", 0, "hwm", floor]` and mint from
+ * `floor + 1`. Either way the line owns every id up to `end` once the commit is durable.
+ */
+export interface IdPlan {
+  readonly floor: number | undefined;
+  readonly end: number;
+}
+
+/** Ids `floor + 1 … end`, reserved for one journal. */
+interface Range {
+  readonly floor: number;
+  readonly end: number;
+}
+
+/**
+ * Blocks of ids a process has reserved from a session's counter and not handed to a line yet.
+ * Runtime bookkeeping only (L1): ids left here when the process ends are simply never used.
+ */
+const pools = new WeakMap<Store, Map<string, { next: number; end: number }>>();
+
+function grant(store: Store, session: SessionId, size: number): Range {
+  let bySession = pools.get(store);
+  if (bySession === undefined) {
+    bySession = new Map();
+    pools.set(store, bySession);
+  }
+  let pool = bySession.get(session);
+  if (pool === undefined || pool.end - pool.next < size) {
+    const blocks = Math.ceil(size / ID_BLOCK);
+    const first = store.reserve(session, blocks) * ID_BLOCK;
+    if (pool !== undefined && pool.end === first) pool.end = first + blocks * ID_BLOCK;
+    else {
+      pool = { next: first, end: first + blocks * ID_BLOCK };
+      bySession.set(session, pool);
+    }
+  }
+  const r = { floor: pool.next, end: pool.next + size };
+  pool.next += size;
+  return r;
+}
+
+const roundUp = (n: number, unit: number): number => Math.ceil(n / unit) * unit;
+
 export class Journal {
   #tree: Tree;
   #head: EventMeta;
@@ -42,9 +97,18 @@ export class Journal {
   readonly #texts: TextIndex;
   readonly #snapshots: SnapshotWriter;
   readonly #every: number;
+  readonly #onSnapshotError: (error: unknown, event: EventId) => void;
   #live: Set<number>;
-  /** Last id this line may mint before reserving another block; `undefined`: reserve at the next commit. */
-  #blockEnd: number | undefined;
+  #liveView: ReadonlySet<number> | undefined;
+  /** This line owns the ids after the live mark up to here; `undefined`: a new line, whose first commit sets a floor. */
+  #end: number | undefined;
+  /** Ids reserved for this line and not used yet (kept when a commit fails, so nothing leaks). */
+  #spare: Range | undefined;
+  /** Size of the next range this line reserves. */
+  #grow = FIRST_RANGE;
+  #snapshotError: unknown;
+  #snapshotRetry = 0;
+  #snapshotBackoff = 1;
 
   private constructor(
     readonly store: Store,
@@ -55,16 +119,17 @@ export class Journal {
     lastSnapshotDepth: number,
     texts: TextIndex,
     options: JournalOptions,
-    blockEnd: number | undefined,
+    end: number | undefined,
     live: Set<number>,
   ) {
     this.#live = live;
-    this.#blockEnd = blockEnd;
+    this.#end = end;
     this.#tree = tree;
     this.#head = head;
     this.#lastSnapshotDepth = lastSnapshotDepth;
     this.#texts = texts;
     this.#every = options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
+    this.#onSnapshotError = options.onSnapshotError ?? warnSnapshot;
     this.#snapshots = new SnapshotWriter(store, texts);
   }
 
@@ -92,13 +157,13 @@ export class Journal {
     const b = store.branch(session, branch);
     if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
     const texts = new TextIndex();
-    const { tree, live } = materializeVersion(store, b.head, { texts });
+    const { tree, live, snapshotDepth } = materializeVersion(store, b.head, { texts });
     const head = store.eventMeta(b.head) as EventMeta;
-    const snap = store.nearestSnapshot(b.head);
-    // A pinned branch (just forked or moved) starts a new line at its next append: it reserves a
-    // block then. A line that owns its segment keeps minting in the block that holds its mark.
-    const blockEnd = b.pinned ? undefined : Math.max(ID_BLOCK, Math.ceil(tree.hwm / ID_BLOCK) * ID_BLOCK);
-    return new Journal(store, session, branch, tree, head, snap?.depth ?? 0, texts, options, blockEnd, live);
+    // A pinned branch (just forked or moved) starts a new line at its next append: it reserves ids
+    // then. A line that owns its segment keeps minting in the range that holds its mark: ranges are
+    // whole pages, so the rest of the mark's page is its own (block 0 is the first line's).
+    const end = b.pinned ? undefined : tree.hwm <= ID_BLOCK ? ID_BLOCK : roundUp(tree.hwm, PAGE_SIZE);
+    return new Journal(store, session, branch, tree, head, snapshotDepth, texts, options, end, live);
   }
 
   get tree(): Tree {
@@ -109,9 +174,20 @@ export class Journal {
     return this.#head;
   }
 
-  /** Ids of the live tree's lifecycle-bearing elements. */
+  /** Ids of the live tree's lifecycle-bearing elements: a read-only copy, unchanged by later commits. */
   get live(): ReadonlySet<number> {
-    return this.#live;
+    if (this.#liveView === undefined) this.#liveView = new FrozenSet(this.#live);
+    return this.#liveView;
+  }
+
+  /** True for a new line of history (after a fork or rewind) that has not committed yet. */
+  get fresh(): boolean {
+    return this.#end === undefined;
+  }
+
+  /** The last periodic snapshot failure not yet repaired by a successful snapshot (see {@link JournalOptions.onSnapshotError}). */
+  get snapshotError(): unknown {
+    return this.#snapshotError;
   }
 
   /** Appends one patch event. Throws (and changes nothing) if the patch does not apply or the head moved. */
@@ -125,23 +201,108 @@ export class Journal {
   }
 
   /**
-   * Like {@link commitMany}, also returning the ops as stored. Unless `floored` (the caller already
-   * put {@link idFloor}'s op in front), ids are kept disjoint from other lines by shifting.
+   * Like {@link commitMany}, also returning the ops as stored. The patches are validated as the
+   * caller wrote them (errors name the caller's ids); if the line needs a new id range, every id
+   * they mint is then moved into it (EN-17).
    */
-  commitWithOps(inputs: readonly CommitInput[], options: { floored?: boolean } = {}): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+  commitWithOps(inputs: readonly CommitInput[]): { metas: EventMeta[]; patches: (readonly Op[])[] } {
     if (inputs.length === 0) return { metas: [], patches: [] };
-    let patches: (readonly Op[])[] = inputs.map((i) => i.ops);
-    if (!options.floored) {
-      const floor = this.idFloor(patches);
-      if (floor !== undefined) patches = withIdFloor(patches, this.#tree.hwm, floor);
+    checkInputs(inputs);
+    const base = this.#tree;
+    const patches = inputs.map((i) => i.ops);
+    let trees = foldAll(base, patches);
+    const plan = this.planIds((trees[trees.length - 1] as Tree).hwm - base.hwm);
+    let stored: (readonly Op[])[] = patches;
+    if (plan.floor !== undefined) {
+      stored = withIdFloor(patches, base.hwm, plan.floor);
+      trees = foldAll(base, stored);
     }
-    // Validate first: fold every patch onto the live tree; nothing is written if any fails.
-    const trees: Tree[] = [];
-    let tree = this.#tree;
-    for (const ops of patches) {
-      tree = foldEvent(tree, { kind: "patch", ops }, this.#head.id + trees.length + 1);
-      trees.push(tree);
+    return { metas: this.#append(inputs, stored, trees, plan), patches: stored };
+  }
+
+  /**
+   * Appends patches authored elsewhere (a session's recipes) under `plan` (from {@link planIds}):
+   * `inputs` hold the ops as they will be stored, the floor op included. Validates them first.
+   */
+  commitPlanned(inputs: readonly CommitInput[], plan: IdPlan): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+    if (inputs.length === 0) return { metas: [], patches: [] };
+    checkInputs(inputs, plan.floor);
+    const patches = inputs.map((i) => i.ops);
+    const trees = foldAll(this.#tree, patches);
+    const last = trees[trees.length - 1] as Tree;
+    const first = patches[0]?.[0];
+    const floored = first !== undefined && first[0] === "set" && first[1] === 0;
+    if (last.hwm > plan.end || (plan.floor === undefined ? this.#end === undefined : !floored))
+      throw new EngineError("bad-input", `the patches mint ids outside the range planned for them (up to ${plan.end})`);
+    return { metas: this.#append(inputs, patches, trees, plan), patches };
+  }
+
+  /**
+   * The floor the next commit starts at, for a new line (EN-17): it reserves its first range now,
+   * so a recipe can be authored where its ids will really be. Undefined for a line that continues.
+   */
+  startFloor(): number | undefined {
+    if (this.#end !== undefined) return undefined;
+    const s = this.#spare;
+    if (s !== undefined && s.floor >= this.#tree.hwm) return s.floor;
+    this.#reserve(0);
+    return (this.#spare as Range).floor;
+  }
+
+  /**
+   * Where a commit that mints `minted` ids goes (EN-17), reserving ids if this line has too few:
+   * after the live mark (`floor` undefined) when the line's range, or a range reserved right after
+   * it, holds them; otherwise a floor in a fresh range. `authoredAt` is the floor the patches were
+   * authored on ({@link startFloor}); a plan with another floor means: author them again there.
+   * Reserved ids stay with this journal until a commit uses them.
+   */
+  planIds(minted: number, authoredAt?: number): IdPlan {
+    const hwm = this.#tree.hwm;
+    for (let reserved = false; ; reserved = true) {
+      const s = this.#spare;
+      if (authoredAt === undefined && this.#end !== undefined) {
+        const end = s !== undefined && s.floor === this.#end ? s.end : this.#end;
+        if (hwm + minted <= end) return { floor: undefined, end };
+      } else if (s !== undefined && s.floor >= hwm && (authoredAt === undefined || authoredAt === s.floor) && s.floor + minted <= s.end)
+        return { floor: s.floor, end: s.end };
+      if (reserved) {
+        const r = this.#spare as Range;
+        return { floor: r.floor, end: r.end };
+      }
+      this.#reserve(minted);
     }
+  }
+
+  /** Reserves a range of at least `minted` ids (whole pages); joins it to the spare range when they touch. */
+  #reserve(minted: number): void {
+    const r = grant(this.store, this.session, roundUp(Math.max(this.#grow, minted, 1), PAGE_SIZE));
+    this.#grow = Math.min(this.#grow * 2, ID_BLOCK);
+    const s = this.#spare;
+    this.#spare = s !== undefined && s.end === r.floor ? { floor: s.floor, end: r.end } : r;
+  }
+
+  /**
+   * After a rewind moved this line's branch to an earlier event, the ids this line owns and has
+   * not used go to `next`, the branch's new line (nobody can mint them any more: the old head is
+   * kept as a pinned branch, and a writer still on it gets a head conflict). A retry loop then does
+   * not use up a range per attempt.
+   */
+  handOver(next: Journal): void {
+    if (!next.fresh || next.#spare !== undefined) return;
+    const hwm = this.#tree.hwm;
+    let range: Range | undefined = this.#end !== undefined && this.#end > hwm ? { floor: hwm, end: this.#end } : undefined;
+    const s = this.#spare;
+    if (s !== undefined) range = range !== undefined && range.end === s.floor ? { floor: range.floor, end: s.end } : (range ?? s);
+    this.#end = hwm;
+    this.#spare = undefined;
+    if (range !== undefined && range.floor >= next.#tree.hwm) {
+      next.#spare = range;
+      next.#grow = this.#grow;
+    }
+  }
+
+  /** Appends validated patches (`trees[i]` is the tree after `patches[i]`) and makes them live. */
+  #append(inputs: readonly CommitInput[], patches: readonly (readonly Op[])[], trees: readonly Tree[], plan: IdPlan): EventMeta[] {
     const metas = this.store.append(
       this.session,
       this.branch,
@@ -154,58 +315,141 @@ export class Journal {
         data: encodePatch(patches[k] as readonly Op[]),
       })),
     );
-    // Durable: the computed trees become the live state.
-    let before = this.#tree;
-    for (let i = 0; i < patches.length; i++) {
-      this.#texts.recordPatch((metas[i] as EventMeta).id, before, patches[i] as readonly Op[]);
-      this.#live = updateLifecycle(this.#live, trees[i] as Tree, before.hwm, patches[i] as readonly Op[]);
-      before = trees[i] as Tree;
+    // Durable: the computed trees become the live state, one event at a time, with a snapshot
+    // wherever the chain passes K events since the last one (also inside a group commit, EN-5).
+    if (plan.end !== this.#end) {
+      this.#end = plan.end;
+      this.#spare = undefined;
     }
-    this.#tree = tree;
-    this.#head = metas[metas.length - 1] as EventMeta;
-    if (this.#pendingBlockEnd !== undefined) {
-      this.#blockEnd = this.#pendingBlockEnd;
-      this.#pendingBlockEnd = undefined;
+    for (let i = 0; i < metas.length; i++) {
+      const meta = metas[i] as EventMeta;
+      const tree = trees[i] as Tree;
+      const before = this.#tree;
+      this.#texts.recordPatch(meta.id, before, patches[i] as readonly Op[], tree);
+      this.#live = updateLifecycle(this.#live, tree, before.hwm, patches[i] as readonly Op[]);
+      this.#liveView = undefined;
+      // A tag index built by queries on the head follows it (DOM-33): O(patch), not O(tree).
+      advanceIndex(before, tree, patches[i] as readonly Op[]);
+      this.#tree = tree;
+      this.#head = meta;
+      this.#maybeSnapshot();
     }
-    if (this.#head.depth - this.#lastSnapshotDepth >= this.#every) this.snapshot();
-    return { metas, patches };
+    return metas;
   }
-
-  #pendingBlockEnd: number | undefined;
 
   /**
-   * The id floor these patches need (EN-17), or undefined: if they would mint past this line's
-   * block (or the line has none yet, after a fork or rewind), reserves fresh blocks from the
-   * session's counter and returns the first id of the first one. The caller puts
-   * `["set", 0, "hwm", floor]` in front of the patches, before minting anything.
+   * A periodic snapshot after a durable commit is best effort: the commit has happened, so a
+   * failure (disk full, …) is reported through `onSnapshotError` and tried again later (after 1,
+   * 2, 4 … events, at most K), never thrown at the committer.
    */
-  idFloor(patches: readonly (readonly Op[])[]): number | undefined {
-    let hwm = this.#tree.hwm;
-    let minted = 0;
-    for (const ops of patches)
-      for (const op of ops) {
-        if (op[0] === "ins" && op[3].id === undefined) {
-          const n = specSize(op[3]);
-          hwm += n;
-          minted += n;
-        } else if (op[0] === "set" && op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
+  #maybeSnapshot(): void {
+    const depth = this.#head.depth;
+    if (depth - this.#lastSnapshotDepth < this.#every || depth < this.#snapshotRetry) return;
+    try {
+      this.snapshot();
+    } catch (e) {
+      this.#snapshotRetry = depth + this.#snapshotBackoff;
+      this.#snapshotBackoff = Math.min(this.#snapshotBackoff * 2, this.#every);
+      try {
+        this.#onSnapshotError(e, this.#head.id);
+      } catch {
+        // a failing hook must not fail the commit either
       }
-    // A new line (after a fork or rewind) reserves at its first commit, minting or not, so a line
-    // that owns its segment always mints in a block it reserved (see `open`).
-    if (this.#blockEnd !== undefined && hwm <= this.#blockEnd) return undefined;
-    const blocks = Math.max(1, Math.ceil(minted / ID_BLOCK));
-    const first = this.store.reserve(this.session, blocks);
-    this.#pendingBlockEnd = (first + blocks) * ID_BLOCK;
-    return first * ID_BLOCK;
+    }
   }
 
-  /** Writes a snapshot of the head now. */
+  /** Writes a snapshot of the head now. Throws if it cannot (the log is unaffected). */
   snapshot(): { pages: number; written: number } {
-    const r = this.#snapshots.write(this.#head.id as EventId, this.#tree, this.#live);
+    let r: { pages: number; written: number };
+    try {
+      r = this.#snapshots.write(this.#head.id as EventId, this.#tree, this.#live);
+    } catch (e) {
+      this.#snapshotError = e;
+      throw e;
+    }
+    this.#snapshotError = undefined;
+    this.#snapshotRetry = 0;
+    this.#snapshotBackoff = 1;
     this.#lastSnapshotDepth = this.#head.depth;
     this.#texts.maybePrune(this.#tree);
     return r;
   }
+}
+
+/** A set that cannot be changed after it is built (what `live` hands out). */
+class FrozenSet<T> extends Set<T> {
+  readonly #sealed: boolean;
+  constructor(values: Iterable<T>) {
+    super();
+    for (const v of values) super.add(v);
+    this.#sealed = true;
+  }
+  override add(value: T): this {
+    if (this.#sealed) throw new TypeError("a lifecycle set is a read-only view of one version");
+    return super.add(value);
+  }
+  override delete(_value: T): boolean {
+    throw new TypeError("a lifecycle set is a read-only view of one version");
+  }
+  override clear(): void {
+    throw new TypeError("a lifecycle set is a read-only view of one version");
+  }
+}
+
+function warnSnapshot(error: unknown, event: EventId): void {
+  process.emitWarning(
+    `strata: the snapshot after event ${event} could not be written (${(error as Error)?.message ?? String(error)}); the commit is durable and the snapshot will be tried again`,
+    { code: "STRATA_SNAPSHOT" },
+  );
+}
+
+/** The trees after each patch, folded with the one fold replay uses; errors say which patch. */
+function foldAll(base: Tree, patches: readonly (readonly Op[])[]): Tree[] {
+  const trees: Tree[] = [];
+  let tree = base;
+  for (let i = 0; i < patches.length; i++) {
+    try {
+      tree = foldEvent(tree, { kind: "patch", ops: patches[i] as readonly Op[] }, 0);
+    } catch (e) {
+      if (!(e instanceof EngineError) || e.cause === undefined) throw e;
+      const which = patches.length > 1 ? `patch ${i + 1} of ${patches.length}` : "the patch";
+      throw new EngineError("bad-event", `${which} does not apply: ${(e.cause as Error).message}`, { cause: e.cause });
+    }
+    trees.push(tree);
+  }
+  return trees;
+}
+
+/**
+ * What a journaled commit may not carry: a label or `by` with a line break (the SSE framing could
+ * not carry it, EN-25), or a high-water-mark op — ids are minted only in reserved ranges (EN-17),
+ * so only the journal itself puts `["set", 0, "hwm", floor]` in front of a patch.
+ */
+export function checkInputs(inputs: readonly CommitInput[], floor?: number): void {
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i] as CommitInput;
+    for (const [field, v] of [
+      ["label", input.label],
+      ["by", input.by],
+    ] as const)
+      if (v !== undefined && v !== null && (typeof v !== "string" || /[\r\n]/.test(v)))
+        throw new EngineError("bad-input", `an event's ${field} must be one line of text, got ${JSON.stringify(v)}`);
+    if (!Array.isArray(input.ops)) continue; // the fold reports it
+    for (let k = 0; k < input.ops.length; k++) {
+      const op = input.ops[k];
+      if (!Array.isArray(op) || op[0] !== "set" || op[1] !== 0) continue;
+      if (i === 0 && k === 0 && floor !== undefined && op[2] === "hwm" && op[3] === String(floor)) continue;
+      throw new EngineError(
+        "bad-input",
+        `op ${k}${inputs.length > 1 ? ` of patch ${i + 1}` : ""} sets the high-water mark: journaled patches cannot; ids are minted in ranges the journal reserves (EN-17)`,
+      );
+    }
+  }
+}
+
+/** The tree with its high-water mark raised to `floor` (where a new range starts). */
+export function raiseTo(tree: Tree, floor: number): Tree {
+  return floor > tree.hwm ? applyPatch(tree, [["set", 0, "hwm", String(floor)]]) : tree;
 }
 
 /**
@@ -220,6 +464,7 @@ export function withIdFloor(patches: readonly (readonly Op[])[], hwmBefore: numb
 
 /** `ops` with every id above `hwmBefore` (an id the same patch mints) moved up by `delta`. */
 export function shiftMinted(ops: readonly Op[], hwmBefore: number, delta: number): Op[] {
+  if (delta === 0) return [...ops];
   const shift = <T extends number | null>(id: T): T => (id !== null && id > hwmBefore ? ((id + delta) as T) : id);
   return ops.map((op): Op => {
     switch (op[0]) {

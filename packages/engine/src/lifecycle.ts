@@ -105,11 +105,16 @@ export function durableKey(e: Element): string {
   return `${e.tag}:node=${e.id}`;
 }
 
-function byKey(tree: Tree, ids: ReadonlySet<number>): Map<string, Element> {
-  const out = new Map<string, Element>();
+/** The elements of `ids` grouped by durable key, each group in id order (a key may be shared). */
+function byKey(tree: Tree, ids: ReadonlySet<number>): Map<string, Element[]> {
+  const out = new Map<string, Element[]>();
   for (const id of [...ids].sort((a, b) => a - b)) {
     const e = tree.get(id);
-    if (e !== undefined) out.set(durableKey(e), e);
+    if (e === undefined) continue;
+    const key = durableKey(e);
+    const group = out.get(key);
+    if (group === undefined) out.set(key, [e]);
+    else group.push(e);
   }
   return out;
 }
@@ -120,18 +125,39 @@ export interface Versioned {
   readonly live: ReadonlySet<number>;
 }
 
-/** The work to go from `live` to `target` (`live` undefined: resume from nothing). */
+/**
+ * The work to go from `live` to `target` (`live` undefined: resume from nothing). Elements are
+ * matched by durable key. Several elements sharing a key (two running `<job id="build">`) are each
+ * their own entry, with the same key: they are paired first by node id (the same element on both
+ * sides), then in id order; the unpaired ones are terminated or spawned.
+ */
 export function lifecycleWork(live: Versioned | undefined, target: Versioned): LifecycleWork {
-  const before = live === undefined ? new Map<string, Element>() : byKey(live.tree, live.live);
+  const before = live === undefined ? new Map<string, Element[]>() : byKey(live.tree, live.live);
   const after = byKey(target.tree, target.live);
   const terminate: LifecycleEntry[] = [];
   const spawn: LifecycleEntry[] = [];
   const retained: { key: string; before: Element; after: Element }[] = [];
-  for (const [key, element] of before) {
-    const next = after.get(key);
-    if (next === undefined) terminate.push({ key, element });
-    else retained.push({ key, before: element, after: next });
+  for (const [key, olds] of before) {
+    const news = after.get(key) ?? [];
+    const paired = new Set<Element>();
+    const unpaired: Element[] = [];
+    for (const element of olds) {
+      const same = news.find((e) => e.id === element.id && !paired.has(e));
+      if (same === undefined) unpaired.push(element);
+      else {
+        paired.add(same);
+        retained.push({ key, before: element, after: same });
+      }
+    }
+    const rest = news.filter((e) => !paired.has(e));
+    for (let i = 0; i < unpaired.length; i++) {
+      const element = unpaired[i] as Element;
+      const next = rest[i];
+      if (next === undefined) terminate.push({ key, element });
+      else retained.push({ key, before: element, after: next });
+    }
+    for (let i = unpaired.length; i < rest.length; i++) spawn.push({ key, element: rest[i] as Element });
   }
-  for (const [key, element] of after) if (!before.has(key)) spawn.push({ key, element });
+  for (const [key, news] of after) if (!before.has(key)) for (const element of news) spawn.push({ key, element });
   return { terminate, spawn, retained };
 }

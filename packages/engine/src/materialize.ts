@@ -2,10 +2,10 @@
  * State at any event (EN-4 … EN-7): the nearest snapshot on the event's chain, then at most the
  * events after it, folded with the same `foldEvent` the live session uses (L1, L2).
  */
-import type { Tree } from "@strata/dom";
-import type { EventId, Store } from "@strata/store";
+import type { Op, Tree } from "@strata/dom";
+import type { EventId, Store, StoredEvent } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { decodeEvent, foldEvent } from "./events.ts";
+import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
 import { loadSnapshotVersion } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
@@ -17,8 +17,8 @@ export interface MaterializeOptions {
   readonly from?: { readonly tree: Tree; readonly depth: number; readonly live?: ReadonlySet<number> };
   /** Source index to fill (a live session passes its own so later snapshots reuse references). */
   readonly texts?: TextIndex;
-  /** Called after each folded event (progress, or checks at each step). */
-  readonly onEvent?: (tree: Tree, event: EventId, done: number) => void;
+  /** Called after each folded event (progress, or checks at each step), with the version's lifecycle set. */
+  readonly onEvent?: (tree: Tree, event: EventId, done: number, live: ReadonlySet<number>) => void;
 }
 
 /** Events read per query while replaying (bounds memory on long chains). */
@@ -29,8 +29,15 @@ export function materialize(store: Store, event: EventId, options: MaterializeOp
   return materializeVersion(store, event, options).tree;
 }
 
-/** The tree right after `event` with its lifecycle set (lifecycle.ts), found without reading the whole tree. */
-export function materializeVersion(store: Store, event: EventId, options: MaterializeOptions = {}): { tree: Tree; live: Set<number> } {
+/**
+ * The tree right after `event` with its lifecycle set (lifecycle.ts), found without reading the
+ * whole tree, and the depth of the state it started from (the snapshot's, or 0 from genesis).
+ */
+export function materializeVersion(
+  store: Store,
+  event: EventId,
+  options: MaterializeOptions = {},
+): { tree: Tree; live: Set<number>; snapshotDepth: number } {
   const meta = store.eventMeta(event);
   if (meta === undefined) throw new EngineError("not-found", `event ${event} does not exist in this store`);
   const texts = options.texts ?? new TextIndex();
@@ -49,22 +56,46 @@ export function materializeVersion(store: Store, event: EventId, options: Materi
     }
   }
   if (tree !== undefined && live === undefined) live = scanLifecycle(tree);
+  const snapshotDepth = depth;
   let done = 0;
+  const one = (e: StoredEvent, decoded: DecodedEvent): void => {
+    const before = tree;
+    tree = foldEvent(tree, decoded, e.id);
+    if (decoded.kind === "patch" && before !== undefined) {
+      texts.recordPatch(e.id, before, decoded.ops, tree);
+      live = updateLifecycle(live as Set<number>, tree, before.hwm, decoded.ops);
+    } else live = scanLifecycle(tree);
+    options.onEvent?.(tree, e.id, ++done, live as Set<number>);
+    depth = e.depth;
+  };
   while (depth < meta.depth) {
     const batch = store.chain(event, depth, BATCH);
     if (batch.length === 0) break;
-    for (const e of batch) {
-      const decoded = decodeEvent(e);
-      const before = tree;
-      tree = foldEvent(tree, decoded, e.id);
-      if (decoded.kind === "patch" && before !== undefined) {
-        texts.recordPatch(e.id, before, decoded.ops);
-        live = updateLifecycle(live as Set<number>, tree, before.hwm, decoded.ops);
-      } else live = scanLifecycle(tree);
-      options.onEvent?.(tree, e.id, ++done);
-      depth = e.depth;
+    const decoded = batch.map((e) => decodeEvent(e));
+    const base = tree;
+    if (base === undefined || options.onEvent !== undefined || decoded.some((d) => d.kind !== "patch")) {
+      for (let i = 0; i < batch.length; i++) one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
+      continue;
     }
+    // No one looks at the versions in between: fold the batch as one patch (each page and
+    // directory path is copied once, not once per event). Equal to folding event by event, since
+    // ops apply in order either way; if it fails, fold event by event to name the event.
+    const events = batch.map((e, i) => ({ id: e.id, ops: (decoded[i] as { ops: readonly Op[] }).ops }));
+    const ops: Op[] = [];
+    for (const e of events) for (const op of e.ops) ops.push(op);
+    let after: Tree;
+    try {
+      after = foldEvent(base, { kind: "patch", ops, checked: true }, (batch[batch.length - 1] as StoredEvent).id);
+    } catch {
+      for (let i = 0; i < batch.length; i++) one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
+      continue;
+    }
+    texts.recordEvents(events, base, after);
+    live = updateLifecycle(live as Set<number>, after, base.hwm, ops);
+    tree = after;
+    done += batch.length;
+    depth = (batch[batch.length - 1] as StoredEvent).depth;
   }
   if (tree === undefined) throw new EngineError("bad-event", `the chain of event ${event} has no genesis event`);
-  return { tree, live: live ?? scanLifecycle(tree) };
+  return { tree, live: live ?? scanLifecycle(tree), snapshotDepth };
 }

@@ -7,9 +7,10 @@
 import { encodePage, LazyPage, type Page, type Tree } from "@strata/dom";
 import type { EventId, SessionId, SnapshotRecord, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { materialize, materializeVersion } from "./materialize.ts";
-import { loadSnapshot } from "./snapshots.ts";
+import { materializeVersion } from "./materialize.ts";
+import { loadSnapshotVersion } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
+import { compareLive } from "./verify.ts";
 
 export interface ReplayReport {
   readonly ok: boolean;
@@ -43,28 +44,70 @@ export function replayVerify(
   let compared = 0;
   let previous: { replay: Map<number, Page>; stored: Map<number, string> } | undefined;
   const total = b.headDepth;
-  const replayed = materialize(store, b.head, {
-    fromGenesis: true,
-    onEvent: (tree, event, done) => {
-      if (done % 5000 === 0) options.progress?.(done, total);
-      if (mismatch !== undefined) return;
-      const snap = snapshotsOnChain.get(event);
-      if (snap === undefined) return;
-      compared++;
-      const stored = loadSnapshot(store, snap, new TextIndex(), new TextResolver(store));
-      const reason = compareTrees(tree, stored, previous);
-      if (reason !== undefined) mismatch = { event, reason };
-      previous = { replay: pagesOf(tree), stored: refsOf(stored) };
-    },
-  });
-  if (mismatch === undefined) {
+  let depth = 0;
+  let replayed: { tree: Tree; live: ReadonlySet<number> } | undefined;
+  try {
+    const v = materializeVersion(store, b.head, {
+      fromGenesis: true,
+      onEvent: (tree, event, done, live) => {
+        depth = done;
+        if (done % 5000 === 0) options.progress?.(done, total);
+        if (mismatch !== undefined) return;
+        const snap = snapshotsOnChain.get(event);
+        if (snap === undefined) return;
+        compared++;
+        try {
+          const stored = loadSnapshotVersion(store, snap, new TextIndex(), new TextResolver(store));
+          let reason = compareTrees(tree, stored.tree, previous);
+          if (reason === undefined && stored.live !== undefined) {
+            const l = compareLive(stored.live, live);
+            if (l !== undefined) reason = `its lifecycle set (header "live") differs: ${l}`;
+          }
+          if (reason !== undefined) mismatch = { event, reason };
+          previous = { replay: pagesOf(tree), stored: refsOf(stored.tree) };
+        } catch (e) {
+          mismatch = { event, reason: `the stored snapshot cannot be read: ${(e as Error)?.message ?? String(e)}` };
+        }
+      },
+    });
+    replayed = { tree: v.tree, live: v.live };
+  } catch (e) {
+    // An event that does not decode or apply (or cannot be read) is the first place replay fails.
+    const event = firstUnreadable(store, b.head, depth) ?? ((store.atDepth(b.head, depth + 1)?.id ?? b.head) as EventId);
+    if (mismatch === undefined || mismatch.event > event)
+      mismatch = { event, reason: `replay from genesis fails here: ${(e as Error)?.message ?? String(e)}` };
+  }
+  if (mismatch === undefined && replayed !== undefined) {
     // The head as a reopen builds it: nearest snapshot plus the tail.
-    const opened = materializeVersion(store, b.head).tree;
-    const reason = compareTrees(replayed, opened, undefined);
-    if (reason !== undefined) mismatch = { event: b.head, reason: `the head built from snapshot + tail differs: ${reason}` };
+    try {
+      const opened = materializeVersion(store, b.head);
+      let reason = compareTrees(replayed.tree, opened.tree, undefined);
+      if (reason === undefined) {
+        const l = compareLive(opened.live, replayed.live);
+        if (l !== undefined) reason = `its lifecycle set differs: ${l}`;
+      }
+      if (reason !== undefined) mismatch = { event: b.head, reason: `the head built from snapshot + tail differs: ${reason}` };
+    } catch (e) {
+      mismatch = { event: b.head, reason: `the head cannot be built from snapshot + tail: ${(e as Error)?.message ?? String(e)}` };
+    }
   }
   options.progress?.(total, total);
   return { ok: mismatch === undefined, branch, head: b.head, events: total, snapshots: compared, mismatch };
+}
+
+/** The first event after `depth` on `head`'s chain whose payload cannot be read (replay reads them in batches). */
+function firstUnreadable(store: Store, head: EventId, depth: number): EventId | undefined {
+  try {
+    for (const m of store.chainMeta(head, depth, 2000))
+      try {
+        store.event(m.id);
+      } catch {
+        return m.id;
+      }
+  } catch {
+    // the index itself cannot be read: report where replay stopped
+  }
+  return undefined;
 }
 
 function pagesOf(tree: Tree): Map<number, Page> {

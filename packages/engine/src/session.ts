@@ -21,8 +21,8 @@ import {
 } from "@strata/dom";
 import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { decodeEvent } from "./events.ts";
-import { type CommitInput, Journal, type JournalOptions, shiftMinted } from "./journal.ts";
+import { decodeEvent, markChecked } from "./events.ts";
+import { type CommitInput, checkInputs, type IdPlan, Journal, type JournalOptions, raiseTo, shiftMinted } from "./journal.ts";
 import { type LifecycleWork, lifecycleWork, NO_WORK } from "./lifecycle.ts";
 import { materializeVersion } from "./materialize.ts";
 import type { Frame } from "./sse.ts";
@@ -113,7 +113,8 @@ export class Session implements StreamHost, SubscriptionSource {
     if (this.#view === undefined) {
       const durable = this.#journal.tree;
       const ops: Op[] = [];
-      for (const s of this.#streams.values()) if (s.pending !== "" && durable.has(s.element)) ops.push(["append", s.element, s.pending]);
+      for (const s of this.#streams.values())
+        if (s.pending !== "" && durable.rec(s.element)?.first === 0) ops.push(["append", s.element, s.pending]);
       this.#view = ops.length === 0 ? durable : applyPatch(durable, ops);
     }
     return this.#view;
@@ -124,7 +125,10 @@ export class Session implements StreamHost, SubscriptionSource {
     return this.#journal.tree;
   }
 
-  /** Ids of the live tree's lifecycle-bearing elements (running calls, jobs, subagents). */
+  /**
+   * Ids of the live tree's lifecycle-bearing elements (running calls, jobs, subagents): a
+   * read-only set of this version, which later commits do not change.
+   */
   get live(): ReadonlySet<number> {
     return this.#journal.live;
   }
@@ -150,40 +154,107 @@ export class Session implements StreamHost, SubscriptionSource {
     return this.commitMany([{ change, ...options }])[0] as EventMeta;
   }
 
-  /** Commits several patches as one transaction (group commit). Recipes see the previous ones' result. */
+  /**
+   * Commits several patches as one transaction (group commit). Recipes see the previous ones'
+   * result. A recipe must be a pure function of its draft: in the rare case that the ids it mints
+   * must move to a newly reserved range (EN-17), it is run again on the raised tree, so that the
+   * ids it captures are the ids it gets.
+   */
   commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): EventMeta[] {
     this.#open();
-    this.flush();
-    const author = (base: Tree, literal: (ops: readonly Op[]) => readonly Op[]): CommitInput[] => {
-      let tree = base;
-      return inputs.map((input) => {
-        const ops = typeof input.change === "function" ? draft(tree, input.change, { monotonic: true }).ops : literal(input.change);
+    if (inputs.length === 0) return [];
+    this.#flushForCommit();
+    const j = this.#journal;
+    const meta = (input: CommitOptions) => ({ label: input.label ?? null, by: input.by ?? null, ts: input.ts });
+    // Literal ops are validated as written (errors name the caller's ids), then moved if needed.
+    if (inputs.every((i) => typeof i.change !== "function"))
+      return this.#publish(j.commitWithOps(inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) }))));
+    const base = j.tree;
+    // Author on the tree as it will be: a new line starts at a floor in its own range (L5).
+    const author = (floor: number | undefined): { patches: CommitInput[]; minted: number } => {
+      const start = floor === undefined ? base : raiseTo(base, floor);
+      let tree = start;
+      const patches = inputs.map((input, i) => {
+        let ops: readonly Op[] =
+          typeof input.change === "function"
+            ? draft(tree, input.change, { monotonic: true }).ops
+            : floor === undefined
+              ? input.change
+              : shiftMinted(input.change, base.hwm, floor - base.hwm);
+        checkInputs([{ ops }]);
         tree = applyPatch(tree, ops, { monotonic: true });
-        return { ops, label: input.label ?? null, by: input.by ?? null, ts: input.ts };
+        if (i === 0 && floor !== undefined) ops = [["set", 0, "hwm", String(floor)], ...ops];
+        return { ops, ...meta(input) };
       });
+      return { patches, minted: tree.hwm - start.hwm };
     };
-    const base = this.#journal.tree;
-    let patches = author(base, (ops) => ops);
-    const floor = this.#journal.idFloor(patches.map((p) => p.ops));
-    if (floor === undefined) return this.#commit(patches);
-    // The ids this commit mints come from this line's own block (L5): author it again on the raised
-    // tree, so recipes see the ids they really get; literal ops are shifted to match.
-    const raised = applyPatch(base, [["set", 0, "hwm", String(floor)]]);
-    patches = author(raised, (ops) => shiftMinted(ops, base.hwm, floor - base.hwm));
-    const first = patches[0] as CommitInput;
-    patches[0] = { ...first, ops: [["set", 0, "hwm", String(floor)], ...first.ops] };
-    return this.#commit(patches, true);
+    let floor = j.startFloor();
+    let plan: IdPlan | undefined;
+    let authored: { patches: CommitInput[]; minted: number } | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      authored = author(floor);
+      plan = j.planIds(authored.minted, floor);
+      if (plan.floor === floor) break;
+      floor = plan.floor; // the ids must go to a range reserved just now: author again there
+    }
+    if (plan === undefined || authored === undefined || plan.floor !== floor)
+      throw new EngineError(
+        "bad-input",
+        "a recipe minted a different number of ids each time it ran; recipes must be pure functions of the draft",
+      );
+    return this.#publish(j.commitPlanned(authored.patches, plan));
   }
 
-  #commit(inputs: readonly CommitInput[], floored = false): EventMeta[] {
-    const { metas, patches } = this.#journal.commitWithOps(inputs, { floored });
+  #publish({ metas, patches }: { metas: EventMeta[]; patches: (readonly Op[])[] }): EventMeta[] {
     this.#view = undefined;
     for (let i = 0; i < metas.length && this.#subscribers.size > 0; i++) {
       const m = metas[i] as EventMeta;
-      const frame: Frame = { type: "event", id: m.id, label: m.label, by: m.by, ops: patches[i] as readonly Op[] };
+      const frame: Frame = { type: "event", id: m.id, label: m.label, by: m.by, ops: markChecked(patches[i] as readonly Op[]) };
       for (const s of this.#subscribers) s.offer(frame);
     }
+    if (this.#streams.size > 0) this.#endRemovedStreams(metas[metas.length - 1] as EventMeta);
     return metas;
+  }
+
+  /**
+   * A commit that removed a streamed element, or gave it children, ends that stream: its text up
+   * to the commit was flushed before it (EN-27); later appends to the writer throw, saying why.
+   */
+  #endRemovedStreams(meta: EventMeta): void {
+    const tree = this.#journal.tree;
+    for (const s of [...this.#streams.values()]) {
+      const r = tree.rec(s.element);
+      if (r !== undefined && r.first === 0) continue;
+      s.abort(
+        new EngineError(
+          "not-found",
+          `the stream into element ${s.element} ended: event ${meta.id} ${r === undefined ? "removed the element" : "gave it child elements"}`,
+        ),
+      );
+    }
+  }
+
+  /**
+   * Makes streamed text durable before a commit. A stream whose flush fails does not fail the
+   * commit: if its element can no longer take text the stream ends (its writer reports why);
+   * otherwise its text stays pending for the next flush.
+   */
+  #flushForCommit(): void {
+    for (const s of [...this.#streams.values()]) s.flushQuietly();
+  }
+
+  /**
+   * Writes a snapshot of the head now (EN-5: they are also written every K events, best effort).
+   * Throws if the store cannot take it; the log is unaffected either way.
+   */
+  snapshot(): { pages: number; written: number } {
+    this.#open();
+    return this.#journal.snapshot();
+  }
+
+  /** Why the last periodic snapshot could not be written, until one is (see `onSnapshotError`). */
+  get snapshotError(): unknown {
+    return this.#journal.snapshotError;
   }
 
   /** @internal SubscriptionSource */
@@ -245,8 +316,10 @@ export class Session implements StreamHost, SubscriptionSource {
     this.#open();
     if (!this.store.isAncestor(event, this.head.id))
       throw new EngineError("not-found", `event ${event} is not on branch "${this.branch}" of session ${this.id}; fork from it instead`);
-    return this.#moveTo(this.branch, () =>
-      this.store.moveHead(this.id, this.branch, event, { expected: this.head.id, keepAs: options.keepAs }),
+    return this.#moveTo(
+      this.branch,
+      () => this.store.moveHead(this.id, this.branch, event, { expected: this.head.id, keepAs: options.keepAs }),
+      true,
     );
   }
 
@@ -258,19 +331,36 @@ export class Session implements StreamHost, SubscriptionSource {
     return this.#moveTo(branch, () => undefined);
   }
 
-  #moveTo(branch: string, move: () => unknown): LifecycleWork {
-    this.flush();
-    for (const s of [...this.#streams.values()]) s.close();
+  #moveTo(branch: string, move: () => unknown, rewind = false): LifecycleWork {
+    // Streams belong to the line being left: what they hold is flushed, then they end.
+    this.#flushForCommit();
     const before = { tree: this.#journal.tree, live: this.#journal.live };
     move();
+    for (const s of [...this.#streams.values()])
+      s.abort(new EngineError("not-found", `the stream into element ${s.element} ended: the session moved to another line of history`));
+    const old = this.#journal;
     this.#journal = Journal.open(this.store, this.id, branch, this.options);
+    // After a rewind, the ids the abandoned line reserved and did not use serve the new line (EN-17).
+    if (rewind) old.handOver(this.#journal);
     this.#view = undefined;
     const work = lifecycleWork(before, { tree: this.#journal.tree, live: this.#journal.live });
     if (this.#subscribers.size > 0) {
-      const frame: Frame = { type: "reset", event: this.head.id, branch, tree: toSnapshot(this.#journal.tree) };
+      const frame = this.resetFrame();
       for (const s of this.#subscribers) s.offer(frame);
     }
     return work;
+  }
+
+  /** @internal SubscriptionSource: the state to start over from (the durable head). */
+  resetFrame(): Frame {
+    return { type: "reset", event: this.head.id, branch: this.branch, tree: toSnapshot(this.#journal.tree) };
+  }
+
+  /** @internal SubscriptionSource: text streamed and not durable yet, per element. */
+  pendingText(): { id: NodeId; text: string }[] {
+    const out: { id: NodeId; text: string }[] = [];
+    for (const s of this.#streams.values()) if (s.pending !== "") out.push({ id: s.element, text: s.pending });
+    return out;
   }
 
   /**
@@ -288,13 +378,18 @@ export class Session implements StreamHost, SubscriptionSource {
     return sub;
   }
 
-  /** @internal SubscriptionSource */
-  eventsAfter(cursor: EventId, limit: number): { meta: EventMeta; ops: readonly Op[] }[] {
+  /**
+   * @internal SubscriptionSource: the durable events after `cursor` on this line, oldest first
+   * (payloads decoded and validated once, here); undefined when `cursor` is not on this line.
+   */
+  eventsAfter(cursor: EventId, limit: number): { meta: EventMeta; ops: readonly Op[] }[] | undefined {
+    const head = this.head.id;
+    if (cursor === head) return [];
     const c = this.store.eventMeta(cursor);
-    if (c === undefined) return [];
-    return this.store.chain(this.head.id, c.depth, limit).map((e) => {
+    if (c === undefined || !this.store.isAncestor(cursor, head)) return undefined;
+    return this.store.chain(head, c.depth, limit).map((e) => {
       const d = decodeEvent(e);
-      return { meta: e, ops: d.kind === "patch" ? d.ops : [] };
+      return { meta: e, ops: d.kind === "patch" ? d.ops : markChecked([]) };
     });
   }
 
@@ -328,7 +423,13 @@ export class Session implements StreamHost, SubscriptionSource {
 
   /** @internal StreamHost */
   flushChunk(id: NodeId, text: string, label: string): void {
-    this.#commit([{ ops: [["append", id, text]], label }]);
+    this.#open();
+    this.#publish(this.#journal.commitWithOps([{ ops: [["append", id, text]], label }]));
+  }
+
+  /** @internal StreamHost: whether element `id` can still take streamed text. */
+  accepts(id: NodeId): boolean {
+    return this.#journal.tree.rec(id)?.first === 0;
   }
 
   /** @internal StreamHost */
@@ -337,9 +438,19 @@ export class Session implements StreamHost, SubscriptionSource {
     this.#view = undefined;
   }
 
-  /** Makes all streamed text durable now. */
+  /**
+   * Makes all streamed text durable now. Every stream is flushed; the first failure is thrown
+   * after (a stream whose element can no longer take text has ended, see EN-27).
+   */
   flush(): void {
-    for (const s of this.#streams.values()) s.flush();
+    let failure: { error: unknown } | undefined;
+    for (const s of [...this.#streams.values()])
+      try {
+        s.flush();
+      } catch (e) {
+        failure ??= { error: e };
+      }
+    if (failure !== undefined) throw failure.error;
   }
 
   /**
@@ -348,7 +459,9 @@ export class Session implements StreamHost, SubscriptionSource {
    */
   close(options: { reason?: "exit" | "switch" } = {}): void {
     if (this.#closed) return;
-    for (const s of [...this.#streams.values()]) s.close();
+    this.#flushForCommit();
+    for (const s of [...this.#streams.values()])
+      s.abort(new EngineError("not-found", `the stream into element ${s.element} ended: its session was closed`));
     if (options.reason !== undefined) {
       const reason = options.reason;
       this.commit(

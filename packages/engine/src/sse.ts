@@ -1,10 +1,16 @@
 /**
  * The patch stream's frames and their Server-Sent Events framing (EN-23 … EN-25), exactly the
  * article's: an optional `: label` comment, `event: patch@1`, `id:`, `by:`, and one `data:` line.
+ *
+ * Reading: a block without `data:` (a keep-alive such as `: keep-alive`) is skipped; the label is
+ * the comment line directly above `event:` (where `encodeSse` writes it) and other comment lines
+ * are ignored. A keep-alive line sent without its own blank line right before an unlabeled frame
+ * cannot be told from a label: servers send keep-alives as blocks of their own.
  */
 import { decodePatch, type NodeId, type Op } from "@strata/dom";
 import type { EventId } from "@strata/store";
 import { EngineError } from "./errors.ts";
+import { markChecked } from "./events.ts";
 
 export type Frame =
   /** The state at `event`: the first frame of a subscription. `tree` is a canonical snapshot. */
@@ -22,9 +28,9 @@ export type Frame =
 export function encodeSse(frame: Frame): string {
   switch (frame.type) {
     case "event": {
-      let out = frame.label !== null ? `: ${oneLine(frame.label)}\n` : "";
+      let out = frame.label !== null ? `: ${oneLine(frame.label, "label")}\n` : "";
       out += `event: patch@1\nid: ${frame.id}\n`;
-      if (frame.by !== null) out += `by: ${oneLine(frame.by)}\n`;
+      if (frame.by !== null) out += `by: ${oneLine(frame.by, "by")}\n`;
       return `${out}data: ${JSON.stringify({ ops: frame.ops })}\n\n`;
     }
     case "snapshot":
@@ -37,8 +43,11 @@ export function encodeSse(frame: Frame): string {
   }
 }
 
-function oneLine(s: string): string {
-  return s.replace(/[\r\n]+/g, " ");
+/** A label or `by` goes on one line; commits reject line breaks in them, so a frame with one was not made by strata. */
+function oneLine(s: string, field: string): string {
+  if (/[\r\n]/.test(s))
+    throw new EngineError("bad-input", `a frame's ${field} cannot hold a line break in SSE framing: ${JSON.stringify(s)}`);
+  return s;
 }
 
 /**
@@ -57,23 +66,29 @@ export function decodeSseStream(text: string): { frames: Frame[]; rest: string }
   for (const block of blocks) {
     if (block.trim() === "") continue;
     let comment: string | null = null;
+    let label: string | null = null;
     let event = "message";
     let id: string | null = null;
     let by: string | null = null;
     const data: string[] = [];
     for (const line of block.split("\n")) {
-      if (line.startsWith(":")) comment = line.slice(1).replace(/^ /, "");
-      else {
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") event = value;
-        else if (field === "id") id = value;
-        else if (field === "by") by = value;
-        else if (field === "data") data.push(value);
+      if (line.startsWith(":")) {
+        comment = line.slice(1).replace(/^ /, "");
+        continue;
       }
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      // The label is the comment right above `event:`; any other comment line is ignored.
+      if (field === "event") label = comment;
+      comment = null;
+      if (field === "event") event = value;
+      else if (field === "id") id = value;
+      else if (field === "by") by = value;
+      else if (field === "data") data.push(value);
     }
-    frames.push(frameOf(event, id, comment, by, data.join("\n")));
+    if (data.length === 0) continue; // a keep-alive or other block without data
+    frames.push(frameOf(event, id, label, by, data.join("\n")));
   }
   return { frames, rest };
 }
@@ -93,7 +108,7 @@ function frameOf(event: string, id: string | null, label: string | null, by: str
   };
   switch (event) {
     case "patch@1":
-      return { type: "event", id: eventId(), label, by, ops: decodePatch(payload.ops) };
+      return { type: "event", id: eventId(), label, by, ops: markChecked(decodePatch(payload.ops)) };
     case "snapshot@1":
     case "reset@1":
       return {

@@ -3,6 +3,12 @@
  * reaches subscribers as a `chunk` frame; chunks become durable `append` ops at a bounded rate
  * (every `intervalMs` or `maxBytes`, whichever comes first). A crash loses at most the last
  * unflushed interval; `close()` flushes.
+ *
+ * A stream ends when its element can no longer take text: a commit that removes the element or
+ * gives it children ends it (everything appended before that commit was flushed first), and so
+ * does a rewind, a branch switch or closing the session. After that `append` throws, saying why.
+ * A flush that fails while the element can still take text (a head conflict, a full disk) keeps
+ * the text pending for the next flush.
  */
 import { type NodeId, sanitizeText } from "@strata/dom";
 
@@ -21,6 +27,8 @@ export interface StreamHost {
   showChunk(id: NodeId, text: string): void;
   /** Makes `text` durable as one `append` op; throws if it does not apply. */
   flushChunk(id: NodeId, text: string, label: string): void;
+  /** Whether the element can still take text (exists, has no children). */
+  accepts(id: NodeId): boolean;
   /** The stream ended (after its last flush). */
   ended(stream: StreamWriter): void;
 }
@@ -30,7 +38,10 @@ export class StreamWriter {
   #carry = "";
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
-  #error: unknown;
+  /** Why the stream ended, if it did not end by `close()`. */
+  #endedBy: unknown;
+  /** The last flush failure that kept the text pending. */
+  #lastError: unknown;
   readonly #interval: number;
   readonly #max: number;
   readonly #label: string;
@@ -54,6 +65,16 @@ export class StreamWriter {
     return this.#closed;
   }
 
+  /** Why the stream ended without `close()` (its element was removed, the session moved or closed), or undefined. */
+  get endedBy(): unknown {
+    return this.#endedBy;
+  }
+
+  /** The last flush failure that kept text pending (it is tried again at the next flush), or undefined. */
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
   /**
    * Adds a chunk. Characters XML cannot carry are made visible (sanitizeText); a surrogate pair
    * split across chunks is held back until its second half arrives.
@@ -75,54 +96,77 @@ export class StreamWriter {
     else if (this.#timer === undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
-        try {
-          this.flush();
-        } catch (e) {
-          this.#error = e;
-        }
+        this.flushQuietly();
       }, this.#interval);
       this.#timer.unref?.();
     }
   }
 
-  /** Makes pending text durable now. */
+  /**
+   * Makes pending text durable now. Throws if that fails: if the element can no longer take text
+   * the stream has ended (the text is dropped); otherwise the text stays pending.
+   */
   flush(): void {
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#pending === "") return;
+    if (this.#pending === "" || this.#closed) return;
     const text = this.#pending;
     this.#pending = "";
-    this.host.flushChunk(this.element, text, this.#label);
+    try {
+      this.host.flushChunk(this.element, text, this.#label);
+      this.#lastError = undefined;
+    } catch (e) {
+      if (this.host.accepts(this.element)) {
+        this.#pending = text + this.#pending;
+        this.#lastError = e;
+      } else this.abort(e);
+      throw e;
+    }
   }
 
-  /** Flushes (including a held-back half pair, made visible) and ends the stream. */
+  /** Like {@link flush}, never throwing (a session's own commits use it). */
+  flushQuietly(): void {
+    try {
+      this.flush();
+    } catch {
+      // kept pending (see lastError) or ended (see endedBy)
+    }
+  }
+
+  /**
+   * Flushes (including a held-back half pair, made visible) and ends the stream. If the flush
+   * fails while the element can still take text, the stream stays open with its text pending
+   * (call `close()` again); if it cannot, the stream has ended and the error is thrown.
+   */
   close(): void {
     if (this.#closed) return;
-    const earlier = this.#error;
-    this.#error = undefined;
     if (this.#carry !== "") {
       const carry = sanitizeText(this.#carry);
       this.#carry = "";
       this.#pending += carry;
       this.host.showChunk(this.element, carry);
     }
-    try {
-      this.flush();
-    } finally {
-      this.#closed = true;
-      this.host.ended(this);
-    }
-    if (earlier !== undefined) throw earlier;
+    this.flush();
+    this.#closed = true;
+    this.host.ended(this);
+  }
+
+  /** Ends the stream now with `reason` (what `append` will throw); pending text is dropped. */
+  abort(reason: unknown): void {
+    if (this.#closed) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending = "";
+    this.#carry = "";
+    this.#closed = true;
+    this.#endedBy = reason;
+    this.host.ended(this);
   }
 
   #check(): void {
-    if (this.#error !== undefined) {
-      const e = this.#error;
-      this.#error = undefined;
-      throw e;
-    }
+    if (this.#endedBy !== undefined) throw this.#endedBy;
     if (this.#closed) throw new Error(`the stream into element ${this.element} is closed`);
   }
 }

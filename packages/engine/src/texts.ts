@@ -3,29 +3,82 @@
  * text, a `text` op, `append` chunks) is already in the log, so a snapshot page stores a reference
  * to it instead of a copy; only texts with no single source are stored as content-addressed blobs.
  *
+ * A streamed text is the concatenation of its chunks' references. Its parts are kept as a rope: every
+ * 64 parts of one level become one group a level up, and a group is stored once, as a blob holding
+ * its list (`["r", hash, level]`). A snapshot of a text streamed into for hours then stores at most
+ * 63 parts per level plus the groups completed since the last snapshot: each snapshot costs the new
+ * text's references, not the whole text again.
+ *
  * `TextIndex` remembers where the current text of each element came from. It is a runtime cache
  * (L1: it holds no state of its own — a wrong or missing entry only means a text is stored as a
  * blob instead of a reference), filled as events are folded and as pages are loaded.
  */
-import type { NodeSpec, Op, Tree } from "@strata/dom";
+import { LazyPage, type NodeSpec, type Op, PAGE_SIZE, type Tree } from "@strata/dom";
 import type { EventId, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 
 /** Texts shorter than this stay inline in pages. */
 export const TEXT_REF_MIN = 128;
-/** A text assembled from more parts than this is stored as one blob instead. */
-const MAX_PARTS = 64;
+/** Parts of one level that make a group one level up (and the most a stored list holds per level). */
+const GROUP = 64;
 
 /**
  * Where a text is stored: `["e", event, op, node]` — the text of pre-order node `node` of op `op`'s
  * spec (`node` = -1: the op's own text argument); `["b", sha256]` — a blob; `["c", parts]` — the
- * concatenation of parts (references or short inline strings).
+ * concatenation of parts (references or short inline strings); `["r", sha256, level]` — a group of
+ * parts stored as a blob holding `["c", parts]` (parts of `level - 1`; level 1 holds plain parts).
  */
-export type TextRef = readonly ["e", number, number, number] | readonly ["b", string] | readonly ["c", readonly (TextRef | string)[]];
+export type TextRef =
+  | readonly ["e", number, number, number]
+  | readonly ["b", string]
+  | readonly ["c", readonly (TextRef | string)[]]
+  | readonly ["r", string, number];
+
+/** A text with no source in the log, stored as a blob at the next snapshot that needs it. */
+interface Unsourced {
+  readonly kind: "blob";
+  readonly text: string;
+  stored?: TextRef;
+}
+
+/** 64 parts of one level, stored (once) as an `["r", …]` blob. */
+interface Group {
+  readonly kind: "group";
+  readonly level: number;
+  readonly parts: readonly Part[];
+  stored?: TextRef;
+}
+
+/** One part of a text: inline text, a stored reference, or a group or blob not stored yet. */
+type Part = string | TextRef | Unsourced | Group;
 
 interface Entry {
   readonly text: string;
-  readonly ref: TextRef;
+  /** The text is the concatenation of these (levels never increase from left to right). */
+  readonly parts: readonly Part[];
+}
+
+function levelOf(p: Part): number {
+  if (typeof p === "string") return 0;
+  if (Array.isArray(p)) return p[0] === "r" ? (p[2] as number) : 0;
+  return (p as Unsourced | Group).kind === "group" ? (p as Group).level : 0;
+}
+
+/** `parts` with `part` added at the end, 64 trailing parts of one level folded into a group. */
+function pushPart(parts: readonly Part[], part: Part): Part[] {
+  const out = [...parts, part];
+  for (;;) {
+    const n = out.length;
+    if (n < GROUP) return out;
+    const level = levelOf(out[n - 1] as Part);
+    for (let k = 2; k <= GROUP; k++) if (levelOf(out[n - k] as Part) !== level) return out;
+    out.push({ kind: "group", level: level + 1, parts: out.splice(n - GROUP, GROUP) });
+  }
+}
+
+/** The parts a stored reference stands for (a concatenation is its list). */
+function partsOf(ref: TextRef): Part[] {
+  return ref[0] === "c" ? [...ref[1]] : [ref];
 }
 
 export class TextIndex {
@@ -37,10 +90,32 @@ export class TextIndex {
     return this.#entries.size;
   }
 
-  /** Records where the texts set by `ops` (event `event`, applied to `before`) live in the log. */
-  recordPatch(event: EventId, before: Tree, ops: readonly Op[]): void {
+  /**
+   * Records where the texts set by `ops` (event `event`, applied to `before`, giving `after`) live
+   * in the log. With `after`, entries keep the very string the tree holds (comparing them is free).
+   */
+  recordPatch(event: EventId, before: Tree, ops: readonly Op[], after?: Tree): void {
+    this.recordEvents([{ id: event, ops }], before, after);
+  }
+
+  /** Like {@link recordPatch} for consecutive events folded together (`before` → `after`). */
+  recordEvents(events: readonly { readonly id: EventId; readonly ops: readonly Op[] }[], before: Tree, after?: Tree): void {
     let hwm = before.hwm;
     const created = new Map<number, string>();
+    const touched: number[] = [];
+    for (const { id: event, ops } of events) hwm = this.#record(event, ops, before, hwm, created, touched);
+    if (after !== undefined)
+      for (const id of touched) {
+        const e = this.#entries.get(id);
+        const t = after.rec(id)?.text;
+        // Same length: the same text (comparing contents would flatten both strings, O(text)).
+        if (e !== undefined && t !== undefined && t.length === e.text.length) this.#entries.set(id, { text: t, parts: e.parts });
+      }
+  }
+
+  /** Records one event's ops; `created` holds texts without a source set earlier in the batch. Returns the mark after. */
+  #record(event: EventId, ops: readonly Op[], before: Tree, hwmBefore: number, created: Map<number, string>, touched: number[]): number {
+    let hwm = hwmBefore;
     for (let k = 0; k < ops.length; k++) {
       const op = ops[k] as Op;
       switch (op[0]) {
@@ -52,7 +127,7 @@ export class TextIndex {
             const s = stack.pop() as NodeSpec;
             const id = s.id ?? hwm + 1 + i;
             const text = s.text ?? "";
-            if (text.length >= TEXT_REF_MIN) this.#entries.set(id, { text, ref: ["e", event, k, i] });
+            if (text.length >= TEXT_REF_MIN) this.#entries.set(id, { text, parts: [["e", event, k, i]] });
             else {
               this.#entries.delete(id);
               created.set(id, text);
@@ -66,27 +141,38 @@ export class TextIndex {
         }
         case "text":
           this.#entries.delete(op[1]);
-          if (op[2].length >= TEXT_REF_MIN) this.#entries.set(op[1], { text: op[2], ref: ["e", event, k, -1] });
-          else created.set(op[1], op[2]);
+          if (op[2].length >= TEXT_REF_MIN) {
+            this.#entries.set(op[1], { text: op[2], parts: [["e", event, k, -1]] });
+            touched.push(op[1]);
+          } else created.set(op[1], op[2]);
           break;
         case "append": {
-          const prevEntry = this.#entries.get(op[1]);
-          const old = prevEntry?.text ?? created.get(op[1]) ?? before.rec(op[1])?.text;
-          this.#entries.delete(op[1]);
+          const id = op[1];
+          const old = created.get(id) ?? this.#entries.get(id)?.text ?? before.rec(id)?.text;
+          // Read after the page load above: loading a page records the sources of its texts.
+          const prev = created.has(id) ? undefined : this.#entries.get(id);
+          this.#entries.delete(id);
           if (old === undefined) break;
           const text = old + op[2];
-          // The new text is the old one's source followed by this chunk (or the short old text inline).
-          let parts: (TextRef | string)[] | undefined;
-          if (prevEntry !== undefined) parts = prevEntry.ref[0] === "c" ? [...prevEntry.ref[1]] : [prevEntry.ref];
-          else if (old.length < TEXT_REF_MIN) parts = old === "" ? [] : [old];
-          if (parts !== undefined && op[2] !== "") parts.push(["e", event, k, -1]);
-          if (parts !== undefined && parts.length <= MAX_PARTS && text.length >= TEXT_REF_MIN)
-            this.#entries.set(op[1], { text, ref: parts.length === 1 ? (parts[0] as TextRef) : ["c", parts] });
-          else created.set(op[1], text);
+          if (text.length < TEXT_REF_MIN) {
+            created.set(id, text);
+            break;
+          }
+          // The new text is the old one's parts followed by this chunk's reference.
+          let parts: readonly Part[];
+          if (prev !== undefined && prev.text.length === old.length) parts = prev.parts;
+          else if (old === "") parts = [];
+          else if (old.length < TEXT_REF_MIN) parts = [old];
+          else parts = [{ kind: "blob", text: old }];
+          if (op[2] !== "") parts = pushPart(parts, ["e", event, k, -1]);
+          this.#entries.set(id, { text, parts });
+          created.delete(id);
+          touched.push(id);
           break;
         }
         case "rm":
           this.#entries.delete(op[1]);
+          created.delete(op[1]);
           break;
         case "set":
           if (op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
@@ -95,62 +181,114 @@ export class TextIndex {
           break;
       }
     }
+    return hwm;
   }
 
   /** Records the source of a text read from a stored page. */
   recordLoaded(id: number, text: string, ref: TextRef): void {
-    this.#entries.set(id, { text, ref });
+    this.#entries.set(id, { text, parts: partsOf(ref) });
   }
 
   /** The stored form of element `id`'s `text`: inline, a known source, or (storing it) a blob. */
   encode(text: string, id: number, store: Store): string | TextRef {
     if (text.length < TEXT_REF_MIN) return text;
     const e = this.#entries.get(id);
-    if (e !== undefined && e.text === text) return e.ref;
+    if (e !== undefined && e.text === text) {
+      if (e.parts.length === 1) {
+        const only = storedPart(e.parts[0] as Part, store);
+        if (typeof only !== "string") return only;
+      } else return ["c", e.parts.map((p) => storedPart(p, store))];
+    }
     const ref: TextRef = ["b", store.putBlob(text)];
-    this.#entries.set(id, { text, ref });
+    this.#entries.set(id, { text, parts: [ref] });
     return ref;
   }
 
-  /** Drops entries of elements `tree` no longer has, when the index has doubled since the last time. */
+  /**
+   * Drops entries of elements `tree` no longer has, when the index has doubled since the last time.
+   * A page that was never loaded is not loaded for this (its entries stay: it may hold them).
+   */
   maybePrune(tree: Tree): void {
     if (this.#entries.size <= this.#pruneAt) return;
-    for (const id of this.#entries.keys()) if (!tree.has(id)) this.#entries.delete(id);
+    for (const id of this.#entries.keys()) {
+      const slot = tree.slotAt(Math.floor(id / PAGE_SIZE));
+      if (slot instanceof LazyPage && !slot.loaded) continue;
+      if (slot === undefined || !tree.has(id)) this.#entries.delete(id);
+    }
     this.#pruneAt = Math.max(65_536, this.#entries.size * 2);
   }
+}
+
+/** How a part is written into a page, storing its group or blob the first time. */
+function storedPart(p: Part, store: Store): TextRef | string {
+  if (typeof p === "string" || Array.isArray(p)) return p as TextRef | string;
+  const o = p as Unsourced | Group;
+  if (o.stored === undefined) {
+    if (o.kind === "blob") o.stored = ["b", store.putBlob(o.text)];
+    else {
+      const list = JSON.stringify(["c", o.parts.map((q) => storedPart(q, store))]);
+      o.stored = ["r", store.putBlob(list), o.level];
+    }
+  }
+  return o.stored;
 }
 
 /** Reads texts back from their references, fetching events and blobs in batches. */
 export class TextResolver {
   readonly #ops = new Map<number, unknown[]>();
   readonly #blobs = new Map<string, string>();
+  /** Parsed `["r", …]` lists by blob hash. */
+  readonly #groups = new Map<string, unknown>();
 
   constructor(private readonly store: Store) {}
 
-  /** Fetches everything `values` refer to that is not cached yet, in two queries at most. */
+  /**
+   * Fetches everything `values` refer to that is not cached yet: one query for events and one for
+   * blobs per level of groups (a group's list is read before what it refers to).
+   */
   prefetch(values: readonly unknown[]): void {
-    const events = new Set<number>();
-    const blobs = new Set<string>();
-    const visit = (v: unknown): void => {
-      if (!Array.isArray(v)) return;
-      if (v[0] === "e" && !this.#ops.has(v[1] as number)) events.add(v[1] as number);
-      else if (v[0] === "b" && !this.#blobs.has(v[1] as string)) blobs.add(v[1] as string);
-      else if (v[0] === "c" && Array.isArray(v[1])) for (const p of v[1]) visit(p);
-    };
-    for (const v of values) visit(v);
     if (this.#ops.size > 4096) this.#ops.clear();
     if (this.#blobs.size > 1024) this.#blobs.clear();
-    if (events.size > 0)
-      for (const e of this.store.events([...events] as EventId[])) {
-        let ops: unknown;
-        try {
-          ops = (JSON.parse(e.data) as { ops?: unknown }).ops;
-        } catch {
-          ops = undefined;
+    if (this.#groups.size > 4096) this.#groups.clear();
+    let pending: readonly unknown[] = values;
+    for (let round = 0; pending.length > 0 && round < 64; round++) {
+      const events = new Set<number>();
+      const blobs = new Set<string>();
+      const groups = new Set<string>();
+      const visit = (v: unknown): void => {
+        if (!Array.isArray(v)) return;
+        if (v[0] === "e" && typeof v[1] === "number" && !this.#ops.has(v[1])) events.add(v[1]);
+        else if (v[0] === "b" && typeof v[1] === "string" && !this.#blobs.has(v[1])) blobs.add(v[1]);
+        else if (v[0] === "r" && typeof v[1] === "string") {
+          const known = this.#groups.get(v[1]);
+          if (known === undefined) groups.add(v[1]);
+          else visit(known);
+        } else if (v[0] === "c" && Array.isArray(v[1])) for (const p of v[1]) visit(p);
+      };
+      for (const v of pending) visit(v);
+      if (events.size > 0)
+        for (const e of this.store.events([...events] as EventId[])) {
+          let ops: unknown;
+          try {
+            ops = (JSON.parse(e.data) as { ops?: unknown }).ops;
+          } catch {
+            ops = undefined;
+          }
+          this.#ops.set(e.id, Array.isArray(ops) ? ops : []);
         }
-        this.#ops.set(e.id, Array.isArray(ops) ? ops : []);
-      }
-    if (blobs.size > 0) for (const [h, data] of this.store.getBlobs([...blobs])) this.#blobs.set(h, data.toString("utf8"));
+      const wanted = [...blobs, ...groups];
+      const next: unknown[] = [];
+      if (wanted.length > 0)
+        for (const [h, data] of this.store.getBlobs(wanted)) {
+          if (groups.has(h)) {
+            const list = parseGroup(data.toString("utf8"), h);
+            this.#groups.set(h, list);
+            next.push(list);
+          }
+          if (blobs.has(h)) this.#blobs.set(h, data.toString("utf8"));
+        }
+      pending = next;
+    }
   }
 
   /** The text `value` stands for (a string is itself). Throws `bad-snapshot` for a dangling reference. */
@@ -158,6 +296,16 @@ export class TextResolver {
     if (typeof value === "string") return value;
     if (!Array.isArray(value)) throw bad(value);
     if (value[0] === "c" && Array.isArray(value[1])) return (value[1] as unknown[]).map((p) => this.text(p)).join("");
+    if (value[0] === "r" && typeof value[1] === "string" && Number.isInteger(value[2]) && value.length === 3) {
+      let list = this.#groups.get(value[1]);
+      if (list === undefined) {
+        const b = this.store.getBlob(value[1]);
+        if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing text group ${value[1]}`);
+        list = parseGroup(b.toString("utf8"), value[1]);
+        this.#groups.set(value[1], list);
+      }
+      return this.text(list);
+    }
     if (value[0] === "b" && typeof value[1] === "string") {
       let t = this.#blobs.get(value[1]);
       if (t === undefined) {
@@ -183,6 +331,18 @@ export class TextResolver {
     }
     throw bad(value);
   }
+}
+
+function parseGroup(json: string, hash: string): unknown {
+  let list: unknown;
+  try {
+    list = JSON.parse(json);
+  } catch {
+    list = undefined;
+  }
+  if (!Array.isArray(list) || list[0] !== "c" || !Array.isArray(list[1]))
+    throw new EngineError("bad-snapshot", `text group ${hash} is not a stored list of parts`);
+  return list;
 }
 
 function bad(v: unknown): EngineError {

@@ -63,7 +63,7 @@ export class HeadConflict extends StoreError {
   }
 }
 
-/** Maps a SQLite error to a StoreError with guidance; other errors pass through. */
+/** Maps a SQLite error to a StoreError with guidance; other errors pass through (see {@link toStoreError}). */
 export function fromSqlite(e: unknown, where: string): unknown {
   if (e instanceof StoreError) return e;
   const code = (e as { code?: unknown }).code;
@@ -75,15 +75,77 @@ export function fromSqlite(e: unknown, where: string): unknown {
     return new StoreError("read-only", `${where}: the database cannot be written (${msg}); check the file's and directory's permissions`, {
       cause: e,
     });
-  if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"))
-    return new StoreError("corrupt", `${where}: the database is damaged (${msg}); run \`strata verify\` and restore from a copy`, {
-      cause: e,
-    });
+  if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
+    // `verify` reports damage as findings; telling its caller to run it would be circular.
+    const todo = /verify/.test(where)
+      ? "restore the file from a backup copy"
+      : "run `strata verify` to list the damage, and restore the file from a backup copy";
+    return new StoreError("corrupt", `${where}: the database is damaged (${msg}); ${todo}`, { cause: e });
+  }
   if (code.startsWith("SQLITE_CANTOPEN"))
-    return new StoreError("cannot-open", `${where}: cannot open the database file (${msg})`, { cause: e });
+    return new StoreError(
+      "cannot-open",
+      `${where}: cannot open the database file (${msg}); check that the path and its directory exist and are accessible`,
+      {
+        cause: e,
+      },
+    );
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
     return new StoreError("busy", `${where}: another process holds the database lock (${msg}); retry, or stop the other writer`, {
       cause: e,
     });
   return new StoreError("io", `${where}: ${msg}`, { cause: e });
+}
+
+/**
+ * Maps any error thrown inside a store call to a StoreError (ST-20): SQLite errors as in
+ * {@link fromSqlite}; argument errors raised by the driver or Buffer (TypeError, RangeError) as
+ * `bad-input`; anything else as `io`, keeping the original as `cause`.
+ */
+export function toStoreError(e: unknown, where: string): StoreError {
+  const mapped = fromSqlite(e, where);
+  if (mapped instanceof StoreError) return mapped;
+  const msg = e instanceof Error ? e.message : String(e);
+  if (e instanceof TypeError || e instanceof RangeError)
+    return new StoreError(
+      "bad-input",
+      `${where}: an argument has the wrong type or shape (${msg}); check the call against the Store interface`,
+      {
+        cause: e,
+      },
+    );
+  return new StoreError("io", `${where}: unexpected failure (${msg}); nothing was written — please report this with the file`, {
+    cause: e,
+  });
+}
+
+/** Maps a file-system error (stat, open, read of the database path) to a StoreError. */
+export function fromFs(e: unknown, path: string, doing: string): StoreError {
+  if (e instanceof StoreError) return e;
+  const code = (e as { code?: unknown }).code;
+  const msg = e instanceof Error ? e.message : String(e);
+  switch (code) {
+    case "EISDIR":
+      return new StoreError(
+        "cannot-open",
+        `${path} is a directory, not a database file; give the path of a file (e.g. ${path}/strata.db)`,
+        {
+          cause: e,
+        },
+      );
+    case "EACCES":
+    case "EPERM":
+      return new StoreError("cannot-open", `cannot ${doing} ${path}: permission denied; check the file's and its directory's permissions`, {
+        cause: e,
+      });
+    case "ENOTDIR":
+    case "ENOENT":
+      return new StoreError("cannot-open", `cannot ${doing} ${path}: a part of the path does not exist or is not a directory`, {
+        cause: e,
+      });
+    case "ENOSPC":
+      return new StoreError("disk-full", `cannot ${doing} ${path}: the disk is full; free space and retry`, { cause: e });
+    default:
+      return new StoreError("io", `cannot ${doing} ${path}: ${msg}`, { cause: e });
+  }
 }

@@ -1,12 +1,14 @@
 /**
  * Opening a database file safely (ST-2, ST-3): a file that is not a strata store, a newer schema,
- * or a damaged header is refused without writing a byte. The file is inspected read-only first;
- * only a store this build understands is reopened for writing and migrated.
+ * or a damaged header is refused without writing a byte and without creating or deleting its -wal
+ * and -shm files. The file is inspected first (its header, or SQLite read-only when a WAL holds
+ * frames); only a store this build understands is reopened for writing and migrated.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { fromSqlite, StoreError } from "./errors.ts";
+import { fromFs, fromSqlite, StoreError } from "./errors.ts";
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 
 export interface OpenOptions {
@@ -14,44 +16,180 @@ export interface OpenOptions {
   readonly durability?: "normal" | "full";
   /** Create the file if it does not exist (default true). */
   readonly create?: boolean;
-  /** Open without writing anything; migrations are not run (a read-only store of an older schema is refused). */
+  /** Open without writing anything; migrations are not run (an older schema that this build cannot read as it is, is refused). */
   readonly readonly?: boolean;
   /** Milliseconds to wait for another writer's lock (default 5,000). */
   readonly busyTimeout?: number;
 }
 
 const SQLITE_MAGIC = "SQLite format 3\u0000";
+/** Largest WAL-mode file whose schema is listed (from an in-memory copy) in a refusal message. */
+const LIST_LIMIT = 64 * 1024 * 1024;
 
-interface Header {
-  readonly kind: "empty" | "sqlite" | "other";
-  /** `PRAGMA application_id`, from byte 68 of the header. */
-  readonly applicationId: number;
-  /** `PRAGMA user_version`, from byte 60 of the header. */
-  readonly userVersion: number;
-  /** Bytes 18–19 are 2 in WAL mode: opening such a file, even read-only, creates -wal/-shm files. */
-  readonly wal: boolean;
-}
+/** What the file at a path is, found without changing it (ST-3). */
+type Inspection =
+  | { readonly kind: "missing" | "empty" | "other" }
+  | {
+      readonly kind: "sqlite";
+      /** `PRAGMA application_id` (header byte 68, or SQLite's answer when the WAL holds frames). */
+      readonly applicationId: number;
+      /** `PRAGMA user_version` (header byte 60, or SQLite's answer). */
+      readonly userVersion: number;
+      /** True when `sqlite_schema` has no entry at all (no table, index, view or trigger). */
+      readonly emptySchema: boolean;
+      /** Schema entries, for messages. */
+      readonly names: () => string[];
+    };
 
-/** Reads the file header of `path` without opening it as a database (nothing can be written). */
-function sniff(path: string): Header {
-  const size = statSync(path).size;
-  if (size === 0) return { kind: "empty", applicationId: 0, userVersion: 0, wal: false };
-  const fd = openSync(path, "r");
+function statOf(path: string): ReturnType<typeof statSync> | undefined {
   try {
-    const buf = Buffer.alloc(100);
-    const n = readSync(fd, buf, 0, 100, 0);
-    if (n < 100 || buf.toString("latin1", 0, 16) !== SQLITE_MAGIC) return { kind: "other", applicationId: 0, userVersion: 0, wal: false };
-    return { kind: "sqlite", applicationId: buf.readUInt32BE(68), userVersion: buf.readUInt32BE(60), wal: buf[18] === 2 || buf[19] === 2 };
-  } finally {
-    closeSync(fd);
+    return statSync(path);
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return undefined;
+    throw fromFs(e, path, "inspect");
   }
 }
 
-function checkIdentity(path: string, applicationId: number, version: number, tables: () => string[]): void {
+/** The first `n` bytes of `path` (fewer if the file is shorter). */
+function readHead(path: string, n: number): Buffer {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const buf = Buffer.alloc(n);
+    return buf.subarray(0, readSync(fd, buf, 0, n, 0));
+  } catch (e) {
+    throw fromFs(e, path, "read");
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+const isSqlite = (head: Buffer) => head.length >= 100 && head.toString("latin1", 0, 16) === SQLITE_MAGIC;
+
+/**
+ * Inspects `path` without opening a connection that could write (ST-3). When the file has no WAL
+ * frames, its header is the truth: identity from bytes 60 and 68, and the schema is empty when
+ * page 1 (the root of `sqlite_schema`) is a leaf with no cells. When a WAL holds frames, SQLite
+ * reads it read-only — in place if the -shm exists too (so nothing is created), otherwise from a
+ * private copy — because opening a WAL database without its -shm creates one.
+ */
+function inspect(path: string): Inspection {
+  const st = statOf(path);
+  if (st === undefined) return { kind: "missing" };
+  if (st.isDirectory()) throw fromFs(Object.assign(new Error("EISDIR"), { code: "EISDIR" }), path, "open");
+  if (!st.isFile()) throw new StoreError("cannot-open", `${path} is not a regular file; give the path of a database file`);
+  const wal = statOf(`${path}-wal`);
+  const walFrames = wal?.isFile() === true && wal.size > 32; // a WAL header alone holds no frames
+  if (!walFrames) {
+    if (st.size === 0) return { kind: "empty" };
+    const head = readHead(path, 108);
+    if (!isSqlite(head) || head.length < 108) return { kind: "other" };
+    return {
+      kind: "sqlite",
+      applicationId: head.readUInt32BE(68),
+      userVersion: head.readUInt32BE(60),
+      emptySchema: head[100] === 13 && head.readUInt16BE(103) === 0,
+      names: () => namesFromFile(path, head, Number(st.size)),
+    };
+  }
+  let head: Buffer | undefined;
+  if (st.size > 0) {
+    head = readHead(path, 108);
+    if (!isSqlite(head)) return { kind: "other" };
+    const applicationId = head.readUInt32BE(68);
+    // A file of another application does not become a store through its WAL: refuse it by its header.
+    if (applicationId !== 0 && applicationId !== APPLICATION_ID)
+      return {
+        kind: "sqlite",
+        applicationId,
+        userVersion: head.readUInt32BE(60),
+        emptySchema: false,
+        names: () => ["(not listed: unflushed WAL)"],
+      };
+  }
+  if (statOf(`${path}-shm`) !== undefined) return identityFromSqlite(path, path);
+  let dir: string | undefined;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "strata-open-"));
+    const copy = join(dir, "copy.db");
+    copyFileSync(path, copy);
+    copyFileSync(`${path}-wal`, `${copy}-wal`);
+    return identityFromSqlite(path, copy);
+  } catch (e) {
+    if (e instanceof StoreError || head === undefined) throw e instanceof StoreError ? e : fromFs(e, path, "copy aside to read");
+    // No room for a private copy: decide from the header; the read-write connection checks again.
+    return {
+      kind: "sqlite",
+      applicationId: head.readUInt32BE(68),
+      userVersion: head.readUInt32BE(60),
+      emptySchema: head[100] === 13 && head.readUInt16BE(103) === 0,
+      names: () => ["(not listed: unflushed WAL)"],
+    };
+  } finally {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Identity and schema of `path` as SQLite sees it, WAL included, through a read-only connection to `file`. */
+function identityFromSqlite(path: string, file: string): Inspection {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const names = schemaNames(db);
+    return {
+      kind: "sqlite",
+      applicationId: db.pragma("application_id", { simple: true }) as number,
+      userVersion: db.pragma("user_version", { simple: true }) as number,
+      emptySchema: (db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get() as number) === 0,
+      names: () => names,
+    };
+  } catch (e) {
+    throw fromSqlite(e, `reading ${path}`);
+  } finally {
+    db?.close();
+  }
+}
+
+/** Every schema entry but SQLite's own: tables by name, others as `name (type)`. */
+function schemaNames(db: Database.Database): string[] {
+  return (
+    db.prepare("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY type <> 'table', name").all() as {
+      type: string;
+      name: string;
+    }[]
+  ).map((r) => (r.type === "table" ? r.name : `${r.name} (${r.type})`));
+}
+
+/**
+ * Schema names of a file with no WAL frames, for messages. A file in rollback-journal mode is read
+ * by a read-only connection (which creates nothing); a WAL-mode file would get -wal/-shm files, so
+ * it is read from an in-memory copy marked as rollback mode.
+ */
+function namesFromFile(path: string, head: Buffer, size: number): string[] {
+  const walMode = head[18] === 2 || head[19] === 2;
+  let db: Database.Database | undefined;
+  try {
+    if (!walMode) db = new Database(path, { readonly: true, fileMustExist: true });
+    else {
+      if (size > LIST_LIMIT) return ["(not listed: large WAL-mode file)"];
+      const bytes = readFileSync(path);
+      bytes[18] = 1;
+      bytes[19] = 1;
+      db = new Database(bytes, { readonly: true });
+    }
+    return schemaNames(db);
+  } catch {
+    return ["(unreadable)"];
+  } finally {
+    db?.close();
+  }
+}
+
+function checkIdentity(path: string, applicationId: number, version: number, names: () => string[]): void {
   if (applicationId !== APPLICATION_ID)
     throw new StoreError(
       "not-strata",
-      `${path} is a SQLite database but not a strata store (application_id ${applicationId}, tables: ${tables().slice(0, 8).join(", ") || "none"}). ` +
+      `${path} is a SQLite database but not a strata store (application_id ${applicationId}, tables: ${names().slice(0, 8).join(", ") || "none"}). ` +
         "It was not changed. Point --db at a strata store or at a new file.",
     );
   if (version > SCHEMA_VERSION)
@@ -62,70 +200,45 @@ function checkIdentity(path: string, applicationId: number, version: number, tab
   if (version < 1) throw new StoreError("corrupt", `${path} is marked as a strata store but has no schema version; it was not changed`);
 }
 
-/** Application id and schema version as SQLite sees them (WAL included), read-only. */
-function readIdentity(path: string): { applicationId: number; userVersion: number; wal: false } {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    return {
-      applicationId: db.pragma("application_id", { simple: true }) as number,
-      userVersion: db.pragma("user_version", { simple: true }) as number,
-      wal: false,
-    };
-  } catch (e) {
-    throw fromSqlite(e, `reading ${path}`);
-  } finally {
-    db?.close();
-  }
-}
-
-/** Lists tables read-only, for messages; only for files not in WAL mode (which opening would touch). */
-function tablesOf(path: string, header: Header): string[] {
-  if (header.wal) return ["(not listed: WAL file)"];
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    return db
-      .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      .pluck()
-      .all() as string[];
-  } catch {
-    return ["(unreadable)"];
-  } finally {
-    db?.close();
-  }
+/** True when this build reads a file of schema `version` without migrating it. */
+function readableAsIs(version: number): boolean {
+  return MIGRATIONS.every((m) => m.version <= version || m.readable === true);
 }
 
 /** Opens (creating and migrating when allowed) a strata database and applies the connection pragmas. */
 export function openDatabase(path: string, options: OpenOptions = {}): Database.Database {
+  if (typeof path !== "string" || path === "")
+    throw new StoreError("bad-input", `a store path must be a non-empty string, got ${JSON.stringify(path)}`);
   const memory = path === ":memory:";
   let fresh = memory;
   let version = 0;
   if (!memory) {
-    if (existsSync(path)) {
-      let header = sniff(path);
-      if (header.kind === "other")
+    const found = inspect(path);
+    switch (found.kind) {
+      case "missing":
+        if (options.create === false || options.readonly) throw new StoreError("not-found", `${path} does not exist`);
+        if (!existsSync(dirname(path)))
+          throw new StoreError("cannot-open", `cannot create ${path}: directory ${dirname(path)} does not exist`);
+        fresh = true;
+        break;
+      case "empty":
+        fresh = true;
+        break;
+      case "other":
         throw new StoreError(
           "not-strata",
           `${path} is not a SQLite database (it does not start with the SQLite header). It was not changed.`,
         );
-      // In WAL mode the file header can lag behind the log (another connection may have just
-      // created the store): ask SQLite, read-only, unless the header already identifies a store.
-      if (header.wal && header.applicationId !== APPLICATION_ID) header = { ...header, ...readIdentity(path) };
-      if (header.kind === "empty") fresh = true;
-      else if (header.applicationId === 0 && header.userVersion === 0 && tablesOf(path, header).length === 0) fresh = true;
-      else {
-        checkIdentity(path, header.applicationId, header.userVersion, () => tablesOf(path, header));
-        version = header.userVersion;
-      }
-    } else {
-      if (options.create === false || options.readonly) throw new StoreError("not-found", `${path} does not exist`);
-      if (!existsSync(dirname(path)))
-        throw new StoreError("cannot-open", `cannot create ${path}: directory ${dirname(path)} does not exist`);
-      fresh = true;
+      case "sqlite":
+        // A SQLite file with nothing in it (no table, index, view or trigger) is adopted as new.
+        if (found.applicationId === 0 && found.userVersion === 0 && found.emptySchema) fresh = true;
+        else {
+          checkIdentity(path, found.applicationId, found.userVersion, found.names);
+          version = found.userVersion;
+        }
     }
   }
-  if (options.readonly && (fresh || version < SCHEMA_VERSION))
+  if (options.readonly && (fresh || !readableAsIs(version)))
     throw new StoreError("bad-input", `${path} needs to be ${fresh ? "initialised" : "migrated"} before it can be opened read-only`);
   let db: Database.Database;
   try {
@@ -140,7 +253,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database.
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("foreign_keys = OFF");
     if (!fresh) {
-      // The header can be behind a WAL the last writer did not checkpoint: ask SQLite as well.
+      // Another process may have changed the file since it was inspected: ask again.
       checkIdentity(
         path,
         db.pragma("application_id", { simple: true }) as number,

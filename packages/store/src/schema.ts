@@ -8,11 +8,16 @@ import type Database from "better-sqlite3";
 export const APPLICATION_ID = 0x53545241;
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export interface Migration {
   readonly version: number;
   readonly description: string;
+  /**
+   * True when this build reads a file of the previous version as it is (the migration only
+   * announces what new writers may write): such a file can be opened read-only without migrating.
+   */
+  readonly readable?: boolean;
   up(db: Database.Database): void;
 }
 
@@ -91,5 +96,19 @@ const V1: Migration = {
   },
 };
 
+/**
+ * Version 2 (decision 0010): snapshot page directories may be written in format 2, which lists only
+ * the chunks that hold a page and stores each chunk as a bitmap plus the hashes of its pages, so a
+ * directory that is mostly empty costs bytes in proportion to its pages (ST-13). No table changes:
+ * the version is bumped so that a build that reads only format 1 refuses the file (`newer-schema`)
+ * instead of misreading it. Format-1 directories written before stay valid and are read as they are.
+ */
+const V2: Migration = {
+  version: 2,
+  description: "snapshot page directories in format 2 (sparse chunks)",
+  readable: true,
+  up() {},
+};
+
 /** Every migration, in order. A migration never changes once released. */
-export const MIGRATIONS: readonly Migration[] = [V1];
+export const MIGRATIONS: readonly Migration[] = [V1, V2];

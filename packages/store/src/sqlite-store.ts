@@ -4,8 +4,8 @@
  * conditional INSERT (no extra write), so an append costs about what a raw insert costs (ST-9).
  */
 import type Database from "better-sqlite3";
-import { fromSqlite, HeadConflict, StoreError } from "./errors.ts";
-import { sha256 } from "./hash.ts";
+import { fromSqlite, HeadConflict, StoreError, toStoreError } from "./errors.ts";
+import { isHash, sha256 } from "./hash.ts";
 import { BRANCH_NAME, newSessionId } from "./ids.ts";
 import { type OpenOptions, openDatabase } from "./open.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
@@ -61,6 +61,32 @@ type Row = Record<string, unknown>;
 const PAGES_PER_CHUNK = 64;
 const HASH_BYTES = 32;
 const ZERO_HASH = Buffer.alloc(HASH_BYTES);
+/** First byte of a format-2 page directory (a format-1 directory starts with a page count < 2^24). */
+const DIR_V2 = 0x02;
+/** A format-2 directory: marker, page count (uint32), a bitmap of the chunks present, their hashes. */
+const DIR_HEAD = 5;
+/** A format-2 chunk: a bitmap of its 64 pages, then the hash of each page present. */
+const CHUNK_BITMAP = PAGES_PER_CHUNK / 8;
+/** Decoded directory chunks kept in memory (they are immutable; the oldest are dropped first). */
+const CHUNK_CACHE = 65_536;
+/**
+ * A span's events are read as a rowid range when the ids between its first and last event hold
+ * at most this many rows per event of the span (other sessions' rows interleaved); otherwise
+ * through the (segment, depth) index (ST-7).
+ */
+const ROWID_SPREAD = 2;
+
+/** The pages of one directory chunk that are not null: positions within the chunk and hashes. */
+interface Chunk {
+  readonly at: readonly number[];
+  readonly hashes: readonly string[];
+}
+
+/** The last chunk this store wrote at one chunk position: its pages (as given) and its hash (null: all empty). */
+interface WrittenChunk {
+  readonly pages: readonly (string | null)[];
+  readonly hash: string | null;
+}
 
 export class SqliteStore implements Store {
   readonly #db: Database.Database;
@@ -70,7 +96,19 @@ export class SqliteStore implements Store {
   /** Last known tip of branches this process appended to (fast-path hint; verified by SQL). */
   readonly #tips = new Map<string, Tip>();
   /** Directory chunks are immutable content-addressed blobs: cache them. */
-  readonly #chunks = new Map<string, (string | null)[]>();
+  readonly #chunks = new Map<string, Chunk>();
+  /**
+   * Per chunk position, the chunk last written there: a snapshot whose pages at that position did
+   * not change reuses its hash without checking, hashing or storing it again (ST-13).
+   */
+  readonly #written = new Map<number, WrittenChunk>();
+  /**
+   * Undo records for the caches above, for changes made inside this store's transactions: a
+   * rolled-back transaction takes its cache changes with it (ST-12). Otherwise a tip or segment of
+   * a rolled-back row would outlive it, and SQLite hands its id to the next row.
+   */
+  readonly #undo: (() => void)[] = [];
+  #txDepth = 0;
   #closed = false;
   readonly #st: ReturnType<typeof prepare>;
 
@@ -83,8 +121,8 @@ export class SqliteStore implements Store {
     this.#now = options.now ?? Date.now;
     this.#inlineLimit = options.inlineLimit ?? 1024 * 1024;
     this.#st = prepare(db);
-    // Every SQLite failure (corruption, full disk, read-only file, lock timeout) surfaces as a
-    // StoreError that says what happened and what to do (ST-20).
+    // Every failure (corruption, full disk, read-only file, lock timeout, a malformed argument)
+    // surfaces as a StoreError that says what happened and what to do (ST-20).
     for (const name of GUARDED) {
       const method = this[name] as (...args: unknown[]) => unknown;
       Object.defineProperty(this, name, {
@@ -92,7 +130,7 @@ export class SqliteStore implements Store {
           try {
             return method.apply(this, args);
           } catch (e) {
-            throw fromSqlite(e, `store.${name}`);
+            throw toStoreError(e, `store.${name}`);
           }
         },
       });
@@ -116,31 +154,75 @@ export class SqliteStore implements Store {
 
   transaction<T>(fn: () => T): T {
     this.#open();
+    if (typeof fn !== "function") throw new StoreError("bad-input", "store.transaction takes a function that does the writes");
+    try {
+      return this.#tx(fn);
+    } catch (e) {
+      // The caller's own errors pass through as they are; SQLite's become StoreErrors.
+      throw fromSqlite(e, "transaction");
+    }
+  }
+
+  /**
+   * Runs `fn` in a write transaction (a savepoint when nested). If it rolls back, the cache changes
+   * made inside it are undone, so no cache refers to a row that does not exist (ST-12).
+   */
+  #tx<T>(fn: () => T): T {
+    const mark = this.#undo.length;
+    this.#txDepth++;
     try {
       return this.#db.transaction(fn).immediate();
     } catch (e) {
-      throw fromSqlite(e, "transaction");
+      while (this.#undo.length > mark) (this.#undo.pop() as () => void)();
+      throw e;
+    } finally {
+      if (--this.#txDepth === 0) this.#undo.length = 0;
     }
+  }
+
+  /** Sets (or, with undefined, forgets) a cache entry, undoably inside a transaction. */
+  #set<K, V>(map: Map<K, V>, key: K, value: V | undefined): void {
+    if (this.#txDepth > 0) {
+      const before = map.get(key);
+      this.#undo.push(() => (before === undefined ? map.delete(key) : map.set(key, before)));
+    }
+    if (value === undefined) map.delete(key);
+    else map.set(key, value);
+  }
+
+  /** Sets (or, with undefined, forgets) a branch's tip hint. */
+  #setTip(key: string, tip: Tip | undefined): void {
+    this.#set(this.#tips, key, tip);
+  }
+
+  /** Adds a cache entry for an immutable fact (a segment, a chunk), undoably inside a transaction. */
+  #remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+    if (map.has(key)) return;
+    if (this.#txDepth > 0) this.#undo.push(() => map.delete(key));
+    map.set(key, value);
   }
 
   // ── sessions ────────────────────────────────────────────────────────────────────────────────
 
   createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent } {
     this.#open();
+    if (typeof input !== "object" || input === null)
+      throw new StoreError("bad-input", "createSession takes {genesis: {kind, data}, title?, metadata?}");
+    checkTitle(input.title, "createSession");
+    checkMetadata(input.metadata, "createSession");
+    checkEvent(input.genesis, "createSession: the genesis event");
     const id = newSessionId(this.#now());
     const created = this.#now();
     const metadata = input.metadata ?? {};
     try {
-      return this.#db
-        .transaction(() => {
-          this.#st.insertSession.run(id, input.title ?? null, created, JSON.stringify(metadata));
-          const segment = Number(this.#st.insertSegment.run(id, null, 0).lastInsertRowid);
-          this.#st.insertBranch.run(id, "main", segment, null, created, "genesis", null);
-          const genesis = this.#insertEvent(id, segment, 1, null, input.genesis);
-          this.#tips.set(tipKey(id, "main"), { segment, depth: 1, id: genesis.id });
-          return { session: { id, title: input.title ?? null, created, metadata }, genesis: { ...genesis, data: input.genesis.data } };
-        })
-        .immediate();
+      return this.#tx(() => {
+        this.#st.insertSession.run(id, input.title ?? null, created, JSON.stringify(metadata));
+        const segment = Number(this.#st.insertSegment.run(id, null, 0).lastInsertRowid);
+        this.#st.insertBranch.run(id, "main", segment, null, created, "genesis", null);
+        const genesis = this.#insertEvent(id, segment, 1, null, input.genesis);
+        this.#setTip(tipKey(id, "main"), { segment, depth: 1, id: genesis.id });
+        return { session: { id, title: input.title ?? null, created, metadata }, genesis: { ...genesis, data: input.genesis.data } };
+      });
     } catch (e) {
       throw fromSqlite(e, "creating a session");
     }
@@ -148,6 +230,7 @@ export class SqliteStore implements Store {
 
   getSession(id: SessionId): SessionInfo | undefined {
     this.#open();
+    checkSession(id, "getSession");
     const row = this.#st.session.get(id) as Row | undefined;
     return row === undefined ? undefined : sessionOf(row);
   }
@@ -159,6 +242,7 @@ export class SqliteStore implements Store {
 
   findSessions(prefix: string): SessionInfo[] {
     this.#open();
+    if (typeof prefix !== "string") throw new StoreError("bad-input", `findSessions takes a prefix string, got ${show(prefix)}`);
     const p = prefix.toUpperCase();
     if (!/^[0-9A-Z]*$/.test(p)) return [];
     return (this.#st.sessionsByPrefix.all(p, `${p}\u{10FFFF}`) as Row[]).map(sessionOf);
@@ -166,15 +250,24 @@ export class SqliteStore implements Store {
 
   updateSession(id: SessionId, changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> }): SessionInfo {
     this.#open();
-    const current = this.getSession(id) ?? notFound(`session ${id}`);
-    const title = changes.title === undefined ? current.title : changes.title;
-    const metadata = changes.metadata === undefined ? current.metadata : { ...current.metadata, ...changes.metadata };
-    this.#st.updateSession.run(title, JSON.stringify(metadata), id);
-    return { ...current, title, metadata };
+    checkSession(id, "updateSession");
+    if (typeof changes !== "object" || changes === null)
+      throw new StoreError("bad-input", "updateSession takes {title?, metadata?} as its second argument");
+    checkTitle(changes.title, "updateSession");
+    checkMetadata(changes.metadata, "updateSession");
+    // Read and write under the write lock: two concurrent merges of metadata both land.
+    return this.#tx(() => {
+      const current = this.getSession(id) ?? notFound(`session ${id}`);
+      const title = changes.title === undefined ? current.title : changes.title;
+      const metadata = changes.metadata === undefined ? current.metadata : { ...current.metadata, ...changes.metadata };
+      this.#st.updateSession.run(title, JSON.stringify(metadata), id);
+      return { ...current, title, metadata };
+    });
   }
 
   reserve(session: SessionId, count = 1): number {
     this.#open();
+    checkSession(session, "reserve");
     if (!Number.isSafeInteger(count) || count < 1) throw new StoreError("bad-input", `reserve takes a positive count, got ${count}`);
     const top = this.#st.reserve.get(count, session) as number | undefined;
     if (top === undefined) notFound(`session ${session}`);
@@ -185,17 +278,27 @@ export class SqliteStore implements Store {
 
   branches(session: SessionId): BranchInfo[] {
     this.#open();
+    checkSession(session, "branches");
     return (this.#st.branches.all(session) as Row[]).map((r) => this.#branchOf(session, r));
   }
 
   branch(session: SessionId, name: string): BranchInfo | undefined {
     this.#open();
+    checkSession(session, "branch");
+    if (typeof name !== "string") throw new StoreError("bad-input", `branch takes a branch name, got ${show(name)}`);
     const row = this.#st.branch.get(session, name) as Row | undefined;
     return row === undefined ? undefined : this.#branchOf(session, row);
   }
 
   append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[]): EventMeta[] {
     this.#open();
+    checkSession(session, "append");
+    if (typeof branch !== "string") throw new StoreError("bad-input", `append: the branch must be a name, got ${show(branch)}`);
+    checkId(expectedHead, "append: the expected head");
+    if (!Array.isArray(events))
+      throw new StoreError("bad-input", `append takes an array of events {kind, data, label?, by?, ts?}, got ${show(events)}`);
+    // Both paths below write only what passed these checks (ST-20).
+    for (let i = 0; i < events.length; i++) checkEvent(events[i], events.length === 1 ? "append: the event" : `append: event ${i}`);
     if (events.length === 0) return [];
     const key = tipKey(session, branch);
     const tip = this.#tips.get(key);
@@ -224,11 +327,11 @@ export class SqliteStore implements Store {
         );
         if (r.changes === 1) {
           const id = Number(r.lastInsertRowid) as EventId;
-          this.#tips.set(key, { segment: tip.segment, depth: tip.depth + 1, id });
+          this.#setTip(key, { segment: tip.segment, depth: tip.depth + 1, id });
           return [{ id, session, prior: tip.id, depth: tip.depth + 1, kind: e.kind, label: e.label ?? null, by: e.by ?? null, ts }];
         }
       }
-      return this.#db.transaction(() => this.#appendSlow(session, branch, expectedHead, events)).immediate();
+      return this.#tx(() => this.#appendSlow(session, branch, expectedHead, events));
     } catch (e) {
       throw fromSqlite(e, `appending to ${session}@${branch}`);
     }
@@ -248,7 +351,7 @@ export class SqliteStore implements Store {
       depth = (this.eventMeta(head) as EventMeta).depth;
     }
     if (head !== expectedHead) {
-      this.#tips.delete(tipKey(session, branch));
+      this.#setTip(tipKey(session, branch), undefined);
       throw new HeadConflict(session, branch, expectedHead, head);
     }
     if (row.head !== null) {
@@ -264,13 +367,12 @@ export class SqliteStore implements Store {
       out.push(meta);
       prior = meta.id;
     }
-    this.#tips.set(tipKey(session, branch), { segment, depth, id: prior });
+    this.#setTip(tipKey(session, branch), { segment, depth, id: prior });
     return out;
   }
 
+  /** Inserts one event that {@link checkEvent} accepted. */
   #insertEvent(session: SessionId, segment: number, depth: number, prior: EventId | null, e: EventInput): EventMeta {
-    if (typeof e.kind !== "string" || e.kind === "") throw new StoreError("bad-input", "an event needs a kind");
-    if (typeof e.data !== "string") throw new StoreError("bad-input", "event data must be a string");
     const ts = e.ts ?? this.#now();
     const [blob, data] = this.#payload(e.data);
     const r = this.#st.insertEvent.run(segment, depth, prior, e.kind, e.label ?? null, e.by ?? null, ts, blob, data);
@@ -285,6 +387,8 @@ export class SqliteStore implements Store {
 
   fork(session: SessionId, at: EventId, name: string): BranchInfo {
     this.#open();
+    checkSession(session, "fork");
+    checkId(at, "fork: the event to fork at");
     checkBranchName(name);
     const meta = this.eventMeta(at);
     if (meta === undefined || meta.session !== session)
@@ -306,35 +410,39 @@ export class SqliteStore implements Store {
     options: { expected?: EventId; keepAs?: string } = {},
   ): { branch: BranchInfo; kept: BranchInfo | null } {
     this.#open();
+    checkSession(session, "moveHead");
+    if (typeof branch !== "string") throw new StoreError("bad-input", `moveHead: the branch must be a name, got ${show(branch)}`);
+    checkId(to, "moveHead: the target event");
+    if (typeof options !== "object" || options === null)
+      throw new StoreError("bad-input", "moveHead takes {expected?, keepAs?} as options");
+    if (options.expected !== undefined) checkId(options.expected, "moveHead: the expected head");
     const target = this.eventMeta(to);
     if (target === undefined || target.session !== session)
       throw new StoreError("not-found", `event ${to} is not an event of session ${session}`);
     try {
-      return this.#db
-        .transaction(() => {
-          const current = this.branch(session, branch) ?? notFound(`branch "${branch}" of session ${session}`);
-          if (options.expected !== undefined && current.head !== options.expected)
-            throw new HeadConflict(session, branch, options.expected, current.head);
-          if (current.head === to) return { branch: current, kept: null };
-          const row = this.#st.branch.get(session, branch) as Row;
-          let kept: BranchInfo | null = null;
-          if (!this.isAncestor(current.head, to)) {
-            const name = options.keepAs ?? `rewound/${branch}/${current.head}`;
-            checkBranchName(name);
-            const existing = this.branch(session, name);
-            if (existing === undefined) {
-              // The kept branch takes over the segment the moved branch owned (if it owned one).
-              this.#st.insertBranch.run(session, name, Number(row.segment), row.head, this.#now(), "rewind", to);
-              kept = this.branch(session, name) as BranchInfo;
-            } else if (existing.head !== current.head) {
-              throw new StoreError("exists", `cannot keep the old head as "${name}": that branch exists and points elsewhere`);
-            } else kept = existing;
-          }
-          this.#st.pinBranch.run(this.#segmentOfEvent(to), to, session, branch);
-          this.#tips.delete(tipKey(session, branch));
-          return { branch: this.branch(session, branch) as BranchInfo, kept };
-        })
-        .immediate();
+      return this.#tx(() => {
+        const current = this.branch(session, branch) ?? notFound(`branch "${branch}" of session ${session}`);
+        if (options.expected !== undefined && current.head !== options.expected)
+          throw new HeadConflict(session, branch, options.expected, current.head);
+        if (current.head === to) return { branch: current, kept: null };
+        const row = this.#st.branch.get(session, branch) as Row;
+        let kept: BranchInfo | null = null;
+        if (!this.isAncestor(current.head, to)) {
+          const name = options.keepAs ?? `rewound/${branch}/${current.head}`;
+          checkBranchName(name);
+          const existing = this.branch(session, name);
+          if (existing === undefined) {
+            // The kept branch takes over the segment the moved branch owned (if it owned one).
+            this.#st.insertBranch.run(session, name, Number(row.segment), row.head, this.#now(), "rewind", to);
+            kept = this.branch(session, name) as BranchInfo;
+          } else if (existing.head !== current.head) {
+            throw new StoreError("exists", `cannot keep the old head as "${name}": that branch exists and points elsewhere`);
+          } else kept = existing;
+        }
+        this.#st.pinBranch.run(this.#segmentOfEvent(to), to, session, branch);
+        this.#setTip(tipKey(session, branch), undefined);
+        return { branch: this.branch(session, branch) as BranchInfo, kept };
+      });
     } catch (e) {
       throw fromSqlite(e, `moving ${session}@${branch}`);
     }
@@ -344,12 +452,14 @@ export class SqliteStore implements Store {
 
   event(id: EventId): StoredEvent | undefined {
     this.#open();
+    checkId(id, "event");
     const row = this.#st.eventFull.get(id) as Row | undefined;
     return row === undefined ? undefined : this.#storedOf(row);
   }
 
   eventMeta(id: EventId): EventMeta | undefined {
     this.#open();
+    checkId(id, "eventMeta");
     const row = this.#st.eventMeta.get(id) as Row | undefined;
     if (row === undefined) return undefined;
     return metaOf(row, this.#segment(Number(row.segment)).session);
@@ -357,6 +467,8 @@ export class SqliteStore implements Store {
 
   events(ids: readonly EventId[]): StoredEvent[] {
     this.#open();
+    if (!Array.isArray(ids)) throw new StoreError("bad-input", `events takes an array of event ids, got ${show(ids)}`);
+    for (const id of ids) checkId(id, "events");
     const out: StoredEvent[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const batch = ids.slice(i, i + 500);
@@ -372,17 +484,32 @@ export class SqliteStore implements Store {
 
   chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
     this.#open();
+    checkId(head, "chain: the head");
+    checkCount(afterDepth, "chain: afterDepth");
+    checkCount(limit, "chain: limit");
+    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
     const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
     const out: StoredEvent[] = [];
     const session = meta.session;
     for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
-      if (out.length >= limit) break;
-      // A segment's events are appended in order, so its depth range is an id range: read it as a
-      // rowid range scan (sequential), as arrays, straight into events — the full-resume path (ST-7).
-      const lo = this.#st.firstAfter.get(span.segment, Math.max(span.from, afterDepth)) as number | undefined;
-      const hi = this.#st.lastUpTo.get(span.segment, span.to) as number | undefined;
-      if (lo === undefined || hi === undefined) continue;
-      for (const r of this.#st.chainRange.all(lo, hi, span.segment, limit - out.length) as unknown[][]) {
+      const room = limit - out.length;
+      if (room <= 0) break;
+      // One range read per span (ST-7). The span's first and last rows come from the index; if the
+      // ids between them are (nearly) all this segment's — a line appended alone, the usual case
+      // and the long-resume path — read them as a sequential rowid range; if other sessions' or
+      // lines' rows are interleaved, read the span through the (segment, depth) index instead, so
+      // the cost is the span's own rows whatever else the file holds.
+      const from = Math.max(span.from, afterDepth);
+      const to = Math.min(span.to, from + room);
+      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
+      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
+      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
+      const rows = hi[1] - lo[1] + 1;
+      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * rows;
+      const found = (
+        contiguous ? this.#st.chainRange.all(lo[0], hi[0], span.segment, room) : this.#st.chainDepths.all(span.segment, from, to, room)
+      ) as unknown[][];
+      for (const r of found) {
         const blob = r[7] as Buffer | null;
         out.push({
           id: r[0] as EventId,
@@ -402,6 +529,10 @@ export class SqliteStore implements Store {
 
   chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
     this.#open();
+    checkId(head, "chainMeta: the head");
+    checkCount(afterDepth, "chainMeta: afterDepth");
+    checkCount(limit, "chainMeta: limit");
+    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
     const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
     const spans = this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth);
     const out: EventMeta[] = [];
@@ -416,6 +547,12 @@ export class SqliteStore implements Store {
   }
 
   log(session: SessionId, query: LogQuery = {}): EventMeta[] {
+    this.#open();
+    checkSession(session, "log");
+    if (typeof query !== "object" || query === null)
+      throw new StoreError("bad-input", "log takes {branch?, after?, limit?, reverse?} as its query");
+    if (query.after !== undefined) checkId(query.after, "log: after");
+    if (query.limit !== undefined) checkCount(query.limit, "log: limit");
     const b = this.branch(session, query.branch ?? "main") ?? notFound(`branch "${query.branch ?? "main"}" of session ${session}`);
     let after = 0;
     if (query.after !== undefined) {
@@ -428,6 +565,9 @@ export class SqliteStore implements Store {
   }
 
   isAncestor(ancestor: EventId, descendant: EventId): boolean {
+    this.#open();
+    checkId(ancestor, "isAncestor");
+    checkId(descendant, "isAncestor");
     const a = this.eventMeta(ancestor);
     const d = this.eventMeta(descendant);
     if (a === undefined || d === undefined || a.session !== d.session || a.depth > d.depth) return false;
@@ -436,6 +576,9 @@ export class SqliteStore implements Store {
   }
 
   atDepth(head: EventId, depth: number): EventMeta | undefined {
+    this.#open();
+    checkId(head, "atDepth: the head");
+    if (!Number.isSafeInteger(depth)) throw new StoreError("bad-input", `atDepth: the depth must be an integer, got ${show(depth)}`);
     const h = this.eventMeta(head);
     if (h === undefined || depth < 1 || depth > h.depth) return undefined;
     const span = this.#spans(this.#segmentOfEvent(head), h.depth, 0).find((s) => depth > s.from && depth <= s.to);
@@ -448,29 +591,68 @@ export class SqliteStore implements Store {
 
   putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): void {
     this.#open();
-    const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
-    // Two levels: chunks of 64 page hashes are blobs themselves, so a snapshot that changed a few
-    // pages writes a few chunks and a short list (ST-13).
-    const chunkHashes: Buffer[] = [];
-    for (let i = 0; i < pages.length; i += PAGES_PER_CHUNK) {
-      const slice = pages.slice(i, i + PAGES_PER_CHUNK);
-      if (slice.every((p) => p === null)) {
-        chunkHashes.push(ZERO_HASH);
-        continue;
+    checkId(event, "putSnapshot: the event");
+    if (typeof header !== "string") throw new StoreError("bad-input", `putSnapshot: the header must be a string, got ${show(header)}`);
+    if (!Array.isArray(pages))
+      throw new StoreError("bad-input", `putSnapshot: pages must be an array of blob hashes or nulls, got ${show(pages)}`);
+    // Directory format 2 (ST-13, decision 0010): chunks of 64 page hashes are blobs themselves — a
+    // bitmap of the chunk's pages, then the hash of each page present — and the directory is a
+    // bitmap of the chunks that hold a page, then their hashes. A snapshot that changed a few pages
+    // writes a few chunks; empty pages and empty chunks cost nothing to write or read; a chunk equal
+    // to the one last written at its position is neither checked nor hashed nor stored again.
+    const chunkCount = Math.ceil(pages.length / PAGES_PER_CHUNK);
+    const changed: number[] = [];
+    for (let c = 0; c < chunkCount; c++) {
+      const base = c * PAGES_PER_CHUNK;
+      const end = Math.min(base + PAGES_PER_CHUNK, pages.length);
+      const last = this.#written.get(c);
+      if (last !== undefined && samePages(last.pages, pages, base, end)) continue;
+      for (let i = base; i < end; i++) {
+        const p = pages[i];
+        if (p !== null && !isHash(p))
+          throw new StoreError(
+            "bad-input",
+            `putSnapshot: page ${i} is ${show(p)}, not a blob hash (64 lowercase hex characters returned by putBlob) or null; nothing was written`,
+          );
       }
-      const chunk = Buffer.concat(slice.map((p) => (p === null ? ZERO_HASH : Buffer.from(p, "hex"))));
-      chunkHashes.push(Buffer.from(this.putBlob(chunk), "hex"));
+      changed.push(c);
     }
-    const dir = Buffer.concat([uint32(pages.length), ...chunkHashes]);
-    try {
-      this.#st.insertSnapshot.run(event, this.#segmentOfEvent(event), meta.depth, header, dir);
-    } catch (e) {
-      throw fromSqlite(e, `storing a snapshot at ${event}`);
-    }
+    const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
+    this.#tx(() => {
+      for (const c of changed) {
+        const base = c * PAGES_PER_CHUNK;
+        const end = Math.min(base + PAGES_PER_CHUNK, pages.length);
+        let bitmap: Buffer | undefined;
+        const hashes: Buffer[] = [];
+        for (let i = base; i < end; i++) {
+          const p = pages[i];
+          if (p === null) continue;
+          bitmap ??= Buffer.alloc(CHUNK_BITMAP);
+          const j = i - base;
+          bitmap[j >> 3] = (bitmap[j >> 3] as number) | (1 << (j & 7));
+          hashes.push(Buffer.from(p as string, "hex"));
+        }
+        const hash = bitmap === undefined ? null : this.putBlob(Buffer.concat([bitmap, ...hashes]));
+        this.#set(this.#written, c, { pages: pages.slice(base, end), hash });
+      }
+      const present = Buffer.alloc(Math.ceil(chunkCount / 8));
+      const hashes: Buffer[] = [];
+      for (let c = 0; c < chunkCount; c++) {
+        const hash = (this.#written.get(c) as WrittenChunk).hash;
+        if (hash === null) continue;
+        present[c >> 3] = (present[c >> 3] as number) | (1 << (c & 7));
+        hashes.push(Buffer.from(hash, "hex"));
+      }
+      const head = Buffer.alloc(DIR_HEAD);
+      head[0] = DIR_V2;
+      head.writeUInt32BE(pages.length, 1);
+      this.#st.insertSnapshot.run(event, this.#segmentOfEvent(event), meta.depth, header, Buffer.concat([head, present, ...hashes]));
+    });
   }
 
   nearestSnapshot(event: EventId): SnapshotRecord | undefined {
     this.#open();
+    checkId(event, "nearestSnapshot");
     const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
     for (const span of this.#spans(this.#segmentOfEvent(event), meta.depth, 0)) {
       const row = this.#st.snapshotIn.get(span.segment, span.from, span.to) as Row | undefined;
@@ -481,46 +663,65 @@ export class SqliteStore implements Store {
 
   snapshots(session: SessionId): EventMeta[] {
     this.#open();
+    checkSession(session, "snapshots");
     return (this.#st.snapshotsOf.all(session) as Row[]).map((r) => this.eventMeta(Number(r.event) as EventId) as EventMeta);
   }
 
+  /** Decodes a stored directory, format 1 (every chunk, zero hash = empty) or 2 (only chunks with pages). */
   #snapshotOf(row: Row): SnapshotRecord {
+    const event = Number(row.event);
     const dir = row.pages as Buffer;
-    const count = dir.readUInt32BE(0);
-    const pages: (string | null)[] = [];
-    const want: string[] = [];
-    for (let off = 4; off < dir.length; off += HASH_BYTES) {
-      const h = dir.subarray(off, off + HASH_BYTES);
-      if (!h.equals(ZERO_HASH)) want.push(h.toString("hex"));
-    }
-    const missing = want.filter((h) => !this.#chunks.has(h));
-    if (missing.length > 0)
-      for (const [h, data] of this.getBlobs(missing)) {
-        const list: (string | null)[] = [];
-        for (let off = 0; off < data.length; off += HASH_BYTES) {
-          const p = data.subarray(off, off + HASH_BYTES);
-          list.push(p.equals(ZERO_HASH) ? null : p.toString("hex"));
+    const bad = (why: string): never => {
+      throw new StoreError("corrupt", `the snapshot at event ${event} has a damaged page directory (${why}); run \`strata verify\``);
+    };
+    if (!Buffer.isBuffer(dir) || dir.length < 4) bad("too short");
+    const chunks: [number, string][] = [];
+    let count: number;
+    if (dir[0] === DIR_V2) {
+      if (dir.length < DIR_HEAD) bad(`length ${dir.length}`);
+      count = dir.readUInt32BE(1);
+      const chunkCount = Math.ceil(count / PAGES_PER_CHUNK);
+      let off = DIR_HEAD + Math.ceil(chunkCount / 8);
+      for (let c = 0; c < chunkCount; c++)
+        if (((dir[DIR_HEAD + (c >> 3)] as number) >> (c & 7)) & 1) {
+          if (off + HASH_BYTES > dir.length) bad(`length ${dir.length} for the chunks its bitmap names`);
+          chunks.push([c, dir.toString("hex", off, off + HASH_BYTES)]);
+          off += HASH_BYTES;
         }
-        this.#chunks.set(h, list);
-      }
-    for (let off = 4; off < dir.length; off += HASH_BYTES) {
-      const h = dir.subarray(off, off + HASH_BYTES);
-      const n = Math.min(PAGES_PER_CHUNK, count - pages.length);
-      if (h.equals(ZERO_HASH)) for (let i = 0; i < n; i++) pages.push(null);
-      else {
-        const list = this.#chunks.get(h.toString("hex"));
-        if (list === undefined)
-          throw new StoreError("corrupt", `snapshot at event ${row.event} names a missing page directory chunk ${h.toString("hex")}`);
-        pages.push(...list.slice(0, n));
+      if (off !== dir.length) bad(`length ${dir.length} for the chunks its bitmap names`);
+    } else {
+      count = dir.readUInt32BE(0);
+      if ((dir.length - 4) % HASH_BYTES !== 0 || (dir.length - 4) / HASH_BYTES !== Math.ceil(count / PAGES_PER_CHUNK))
+        bad(`length ${dir.length} for ${count} pages`);
+      for (let off = 4, c = 0; off < dir.length; off += HASH_BYTES, c++)
+        if (!dir.subarray(off, off + HASH_BYTES).equals(ZERO_HASH)) chunks.push([c, dir.toString("hex", off, off + HASH_BYTES)]);
+    }
+    const missing = chunks.map(([, h]) => h).filter((h) => !this.#chunks.has(h));
+    if (missing.length > 0) {
+      if (this.#chunks.size + missing.length > CHUNK_CACHE)
+        for (const k of [...this.#chunks.keys()].slice(0, this.#chunks.size + missing.length - CHUNK_CACHE)) this.#chunks.delete(k);
+      for (const [h, data] of this.getBlobs(missing)) this.#remember(this.#chunks, h, decodeChunk(data, h, event));
+    }
+    const pages: (string | null)[] = new Array(count).fill(null);
+    for (const [c, h] of chunks) {
+      const chunk = this.#chunks.get(h);
+      if (chunk === undefined)
+        throw new StoreError("corrupt", `the snapshot at event ${event} names a missing page directory chunk ${h}; run \`strata verify\``);
+      const base = c * PAGES_PER_CHUNK;
+      for (let k = 0; k < chunk.at.length; k++) {
+        const i = base + (chunk.at[k] as number);
+        if (i < count) pages[i] = chunk.hashes[k] as string;
       }
     }
-    return { event: Number(row.event) as EventId, depth: Number(row.depth), header: row.header as string, pages };
+    return { event: event as EventId, depth: Number(row.depth), header: row.header as string, pages };
   }
 
   // ── blobs ───────────────────────────────────────────────────────────────────────────────────
 
   putBlob(data: Uint8Array | string): string {
     this.#open();
+    if (typeof data !== "string" && !(data instanceof Uint8Array))
+      throw new StoreError("bad-input", `putBlob takes a string or bytes (Uint8Array/Buffer), got ${show(data)}`);
     const hash = sha256(data);
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
     try {
@@ -533,12 +734,15 @@ export class SqliteStore implements Store {
 
   getBlob(hash: string): Buffer | undefined {
     this.#open();
+    checkHash(hash, "getBlob");
     const v = this.#st.blob.get(Buffer.from(hash, "hex")) as Buffer | undefined;
     return v ?? undefined;
   }
 
   getBlobs(hashes: readonly string[]): Map<string, Buffer> {
     this.#open();
+    if (!Array.isArray(hashes)) throw new StoreError("bad-input", `getBlobs takes an array of blob hashes, got ${show(hashes)}`);
+    for (const h of hashes) checkHash(h, "getBlobs");
     const out = new Map<string, Buffer>();
     for (let i = 0; i < hashes.length; i += 500) {
       const batch = hashes.slice(i, i + 500).map((h) => Buffer.from(h, "hex"));
@@ -552,11 +756,15 @@ export class SqliteStore implements Store {
 
   hasBlob(hash: string): boolean {
     this.#open();
+    checkHash(hash, "hasBlob");
     return this.#st.hasBlob.get(Buffer.from(hash, "hex")) !== undefined;
   }
 
   verify(session?: SessionId, hooks: VerifyHooks = {}): VerifyReport {
     this.#open();
+    if (session !== undefined) checkSession(session, "verify");
+    if (typeof hooks !== "object" || hooks === null)
+      throw new StoreError("bad-input", "verify takes {checkEvent?, checkSnapshot?, progress?} as hooks");
     return verifyStore(this, this.#db, session, hooks);
   }
 
@@ -577,7 +785,7 @@ export class SqliteStore implements Store {
           parent: r.parent === null ? null : Number(r.parent),
           forkDepth: Number(r.fork_depth),
         };
-        this.#segments.set(seg.id, seg);
+        this.#remember(this.#segments, seg.id, seg);
       }
       s = this.#segments.get(id) ?? notFound(`segment ${id}`);
     }
@@ -712,11 +920,16 @@ function prepare(db: Database.Database) {
     eventMeta: db.prepare("SELECT id, segment, depth, prior, kind, label, by, ts FROM events WHERE id = ?"),
     eventSegment: db.prepare("SELECT segment FROM events WHERE id = ?"),
     atDepth: db.prepare("SELECT id FROM events WHERE segment = ? AND depth = ?"),
-    firstAfter: db.prepare("SELECT id FROM events WHERE segment = ? AND depth > ? ORDER BY depth LIMIT 1").pluck(),
-    lastUpTo: db.prepare("SELECT id FROM events WHERE segment = ? AND depth <= ? ORDER BY depth DESC LIMIT 1").pluck(),
+    firstAfter: db.prepare("SELECT id, depth FROM events WHERE segment = ? AND depth > ? ORDER BY depth LIMIT 1").raw(),
+    lastUpTo: db.prepare("SELECT id, depth FROM events WHERE segment = ? AND depth <= ? ORDER BY depth DESC LIMIT 1").raw(),
     chainRange: db
       .prepare(
         "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?",
+      )
+      .raw(),
+    chainDepths: db
+      .prepare(
+        "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
       )
       .raw(),
     listRange: db.prepare(
@@ -753,12 +966,114 @@ function checkBranchName(name: string): void {
 }
 
 function sessionOf(row: Row): SessionInfo {
-  return {
-    id: row.id as SessionId,
-    title: (row.title as string | null) ?? null,
-    created: Number(row.created),
-    metadata: JSON.parse(row.metadata as string),
-  };
+  let metadata: Record<string, unknown>;
+  try {
+    metadata = JSON.parse(row.metadata as string);
+  } catch {
+    throw new StoreError("corrupt", `session ${row.id} has unreadable metadata; run \`strata verify\` and restore the file from a copy`);
+  }
+  return { id: row.id as SessionId, title: (row.title as string | null) ?? null, created: Number(row.created), metadata };
+}
+
+/** A value as it appears in a message: short, and never throws. */
+function show(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
+  if (typeof v === "bigint") return `${v}n`;
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === "object") {
+    const name = (v as object).constructor?.name;
+    return name === undefined || name === "Object" ? "an object" : `a ${name}`;
+  }
+  return `a ${typeof v}`;
+}
+
+function checkId(id: unknown, where: string): void {
+  if (!Number.isSafeInteger(id)) throw new StoreError("bad-input", `${where}: expected an event id (an integer), got ${show(id)}`);
+}
+
+function checkCount(n: unknown, where: string): void {
+  if (typeof n !== "number" || !(n >= 0) || (!Number.isSafeInteger(n) && n !== Number.POSITIVE_INFINITY))
+    throw new StoreError("bad-input", `${where}: expected a whole number ≥ 0, got ${show(n)}`);
+}
+
+function checkSession(id: unknown, where: string): void {
+  if (typeof id !== "string") throw new StoreError("bad-input", `${where}: expected a session id (a string), got ${show(id)}`);
+}
+
+function checkHash(h: unknown, where: string): void {
+  if (!isHash(h))
+    throw new StoreError("bad-input", `${where}: expected a blob hash (64 lowercase hex characters, as putBlob returns), got ${show(h)}`);
+}
+
+function checkTitle(title: unknown, where: string): void {
+  if (title !== undefined && title !== null && typeof title !== "string")
+    throw new StoreError("bad-input", `${where}: the title must be a string or null, got ${show(title)}`);
+}
+
+function checkMetadata(m: unknown, where: string): void {
+  if (m !== undefined && (typeof m !== "object" || m === null || Array.isArray(m)))
+    throw new StoreError("bad-input", `${where}: metadata must be a plain object (merged key by key), got ${show(m)}`);
+}
+
+/** What every appended event must be, checked before any write on every path (ST-20). */
+function checkEvent(e: unknown, where: string): void {
+  if (typeof e !== "object" || e === null)
+    throw new StoreError("bad-input", `${where} must be an object {kind, data, label?, by?, ts?}, got ${show(e)}`);
+  const { kind, data, label, by, ts } = e as Record<string, unknown>;
+  if (typeof kind !== "string" || kind === "")
+    throw new StoreError(
+      "bad-input",
+      `${where} needs a kind (a non-empty string such as "patch@1"), got ${show(kind)}; nothing was written`,
+    );
+  if (typeof data !== "string")
+    throw new StoreError(
+      "bad-input",
+      `${where}: data must be a string (the engine stores JSON text), got ${show(data)}; nothing was written`,
+    );
+  if (label !== undefined && label !== null && typeof label !== "string")
+    throw new StoreError("bad-input", `${where}: label must be a string or null, got ${show(label)}; nothing was written`);
+  if (by !== undefined && by !== null && typeof by !== "string")
+    throw new StoreError("bad-input", `${where}: by must be a string or null, got ${show(by)}; nothing was written`);
+  if (ts !== undefined && (typeof ts !== "number" || !Number.isFinite(ts)))
+    throw new StoreError("bad-input", `${where}: ts must be milliseconds since the epoch, got ${show(ts)}; nothing was written`);
+}
+
+/** True when `pages[base, end)` are the pages `last` was written with. */
+function samePages(last: readonly (string | null)[], pages: readonly (string | null)[], base: number, end: number): boolean {
+  if (last.length !== end - base) return false;
+  for (let i = base; i < end; i++) if (last[i - base] !== pages[i]) return false;
+  return true;
+}
+
+/** A directory chunk blob: format 2 (bitmap + hashes, 8 + 32k bytes) or format 1 (64 hashes, zero = none). */
+function decodeChunk(data: Buffer, hash: string, event: number): Chunk {
+  const at: number[] = [];
+  const hashes: string[] = [];
+  if (data.length % HASH_BYTES === CHUNK_BITMAP) {
+    let off = CHUNK_BITMAP;
+    for (let j = 0; j < PAGES_PER_CHUNK; j++)
+      if (((data[j >> 3] as number) >> (j & 7)) & 1) {
+        if (off + HASH_BYTES > data.length) break;
+        at.push(j);
+        hashes.push(data.toString("hex", off, off + HASH_BYTES));
+        off += HASH_BYTES;
+      }
+    if (off !== data.length)
+      throw new StoreError(
+        "corrupt",
+        `the snapshot at event ${event} uses directory chunk ${hash}, whose bitmap does not match its length`,
+      );
+  } else if (data.length % HASH_BYTES === 0 && data.length <= PAGES_PER_CHUNK * HASH_BYTES) {
+    for (let off = 0, j = 0; off < data.length; off += HASH_BYTES, j++) {
+      const p = data.subarray(off, off + HASH_BYTES);
+      if (p.equals(ZERO_HASH)) continue;
+      at.push(j);
+      hashes.push(p.toString("hex"));
+    }
+  } else
+    throw new StoreError("corrupt", `the snapshot at event ${event} uses directory chunk ${hash}, which has a bad length (${data.length})`);
+  return { at, hashes };
 }
 
 function metaOf(row: Row, session: SessionId): EventMeta {
@@ -790,10 +1105,4 @@ function withPriors<T extends EventMeta>(list: T[], store: SqliteStore, reverse 
   const first = out[edge] as T;
   if (first.prior === null && first.depth > 1) out[edge] = { ...first, prior: store.eventMeta(first.id)?.prior ?? null };
   return out;
-}
-
-function uint32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
 }

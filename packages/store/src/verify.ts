@@ -1,9 +1,12 @@
 /**
  * `verify` (ST-17): checks what the store can judge alone — SQLite integrity, chain links, depths,
  * branch heads, blob hashes, snapshot page references — and asks the engine's hooks about event
- * payloads and snapshot contents. Read-only; returns every finding rather than stopping at the first.
+ * payloads and snapshot contents. Read-only; returns every finding rather than stopping at the
+ * first. On a damaged file each check that cannot be read becomes an `integrity` finding and the
+ * other checks go on: verify reports damage, it does not throw it.
  */
 import type Database from "better-sqlite3";
+import { StoreError } from "./errors.ts";
 import { sha256 } from "./hash.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import type { VerifyHooks } from "./store.ts";
@@ -14,32 +17,55 @@ type Row = Record<string, unknown>;
 export function verifyStore(store: SqliteStore, db: Database.Database, only: SessionId | undefined, hooks: VerifyHooks): VerifyReport {
   const findings: VerifyFinding[] = [];
   const add = (f: VerifyFinding) => findings.push(f);
+  /** Runs one check; if the file cannot be read there, reports it and goes on (ST-17). */
+  const guard = (what: string, session: SessionId | undefined, check: () => void): void => {
+    try {
+      check();
+    } catch (e) {
+      add({
+        code: "integrity",
+        ...(session === undefined ? {} : { session }),
+        message: `${what} failed (${reason(e)}): the file is damaged; restore it from a backup copy`,
+      });
+    }
+  };
 
-  for (const line of db.pragma("quick_check") as Row[]) {
-    const v = String(Object.values(line)[0]);
-    if (v !== "ok") add({ code: "integrity", message: `SQLite: ${v}` });
-  }
+  guard("SQLite's quick check", undefined, () => {
+    for (const line of db.pragma("quick_check") as Row[]) {
+      const v = String(Object.values(line)[0]);
+      if (v !== "ok") add({ code: "integrity", message: `SQLite: ${v}` });
+    }
+  });
 
-  const sessions = (only === undefined ? db.prepare("SELECT id FROM sessions ORDER BY id").pluck().all() : [only]) as SessionId[];
-  if (only !== undefined && db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(only) === undefined)
-    add({ code: "schema", session: only, message: `session ${only} does not exist` });
+  let sessions: SessionId[] = [];
+  guard("reading the list of sessions", only, () => {
+    sessions = (only === undefined ? db.prepare("SELECT id FROM sessions ORDER BY id").pluck().all() : [only]) as SessionId[];
+    if (only !== undefined && db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(only) === undefined)
+      add({ code: "schema", session: only, message: `session ${only} does not exist` });
+  });
 
   let eventCount = 0;
   let snapshotCount = 0;
-  const referencedBlobs = new Set<string>();
-  const totalEvents = Number(
-    only === undefined
-      ? db.prepare("SELECT count(*) FROM events").pluck().get()
-      : db.prepare("SELECT count(*) FROM events e JOIN segments s ON s.id = e.segment WHERE s.session = ?").pluck().get(only),
-  );
+  let totalEvents = 0;
+  guard("counting events", only, () => {
+    totalEvents = Number(
+      only === undefined
+        ? db.prepare("SELECT count(*) FROM events").pluck().get()
+        : db.prepare("SELECT count(*) FROM events e JOIN segments s ON s.id = e.segment WHERE s.session = ?").pluck().get(only),
+    );
+  });
 
-  for (const session of sessions) {
+  for (const session of sessions) guard(`checking session ${session}`, session, () => verifySession(session));
+
+  function verifySession(session: SessionId): void {
     const segments = db.prepare("SELECT id, parent, fork_depth, session FROM segments WHERE session = ? ORDER BY id").all(session) as Row[];
     const segIds = new Set(segments.map((s) => Number(s.id)));
     const depthOf = new Map<number, number>(); // event id -> depth, for prior checks
     const segmentOf = new Map<number, number>();
     if (segments.length === 0) add({ code: "bad-segment", session, message: `session ${session} has no segments` });
-    for (const seg of segments) {
+    for (const seg of segments) guard(`reading segment ${seg.id} of session ${session}`, session, () => verifySegment(seg));
+
+    function verifySegment(seg: Row): void {
       const id = Number(seg.id);
       const parent = seg.parent === null ? null : Number(seg.parent);
       const forkDepth = Number(seg.fork_depth);
@@ -62,7 +88,7 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
         else prev = Number(fork);
       }
       for (const e of db
-        .prepare("SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE segment = ? ORDER BY depth, id")
+        .prepare("SELECT id, depth, prior, blob FROM events WHERE segment = ? ORDER BY depth, id")
         .iterate(id) as Iterable<Row>) {
         eventCount++;
         const eid = Number(e.id);
@@ -86,20 +112,29 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
             event: eid as EventId,
             message: `event ${eid} has prior ${prior ?? "none"}, but the event before it on its chain is ${prev ?? "none"}`,
           });
+        let payloadMissing = false;
         if (e.blob !== null) {
           const hash = (e.blob as Buffer).toString("hex");
-          referencedBlobs.add(hash);
-          if (db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(e.blob) === undefined)
+          if (db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(e.blob) === undefined) {
+            payloadMissing = true;
             add({
               code: "missing-blob",
               session,
               event: eid as EventId,
               message: `event ${eid} stores its payload in blob ${hash}, which is missing`,
             });
+          }
         }
-        if (hooks.checkEvent !== undefined) {
-          const full = store.event(eid as EventId);
-          const problem = full === undefined ? "unreadable" : hooks.checkEvent(full);
+        // The engine judges payloads; one it cannot be given (missing above) or that makes it
+        // throw is reported here, and the walk goes on.
+        if (hooks.checkEvent !== undefined && !payloadMissing) {
+          let problem: string | undefined;
+          try {
+            const full = store.event(eid as EventId);
+            problem = full === undefined ? "unreadable" : hooks.checkEvent(full);
+          } catch (x) {
+            problem = `could not be checked: ${reason(x)}`;
+          }
           if (problem !== undefined) add({ code: "bad-event", session, event: eid as EventId, message: `event ${eid}: ${problem}` });
         }
         expected = depth + 1;
@@ -107,60 +142,92 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
         if (eventCount % 5000 === 0) hooks.progress?.(eventCount, totalEvents);
       }
     }
-    for (const b of db.prepare("SELECT name, segment, head FROM branches WHERE session = ?").all(session) as Row[]) {
-      const name = b.name as string;
-      if (!segIds.has(Number(b.segment)))
-        add({ code: "bad-head", session, message: `branch "${name}" names segment ${b.segment}, not of this session` });
-      if (b.head === null) {
-        if (db.prepare("SELECT 1 FROM events WHERE segment = ?").get(b.segment) === undefined)
-          add({ code: "bad-head", session, message: `branch "${name}" follows segment ${b.segment}, which has no events` });
-      } else if (!depthOf.has(Number(b.head)))
-        add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head}, which is not an event of the session` });
-      else if (segmentOf.get(Number(b.head)) !== Number(b.segment))
-        add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head} but names segment ${b.segment}` });
+    guard(`checking the branches of session ${session}`, session, () => verifyBranches());
+    guard(`checking the snapshots of session ${session}`, session, () => verifySnapshots());
+
+    function verifyBranches(): void {
+      for (const b of db.prepare("SELECT name, segment, head FROM branches WHERE session = ?").all(session) as Row[]) {
+        const name = b.name as string;
+        if (!segIds.has(Number(b.segment)))
+          add({ code: "bad-head", session, message: `branch "${name}" names segment ${b.segment}, not of this session` });
+        if (b.head === null) {
+          if (db.prepare("SELECT 1 FROM events WHERE segment = ?").get(b.segment) === undefined)
+            add({ code: "bad-head", session, message: `branch "${name}" follows segment ${b.segment}, which has no events` });
+        } else if (!depthOf.has(Number(b.head)))
+          add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head}, which is not an event of the session` });
+        else if (segmentOf.get(Number(b.head)) !== Number(b.segment))
+          add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head} but names segment ${b.segment}` });
+      }
     }
-    for (const s of db
-      .prepare(
-        "SELECT n.event, n.segment, n.depth FROM snapshots n JOIN segments g ON g.id = n.segment WHERE g.session = ? ORDER BY n.event",
-      )
-      .all(session) as Row[]) {
-      snapshotCount++;
-      const ev = Number(s.event) as EventId;
-      if (depthOf.get(ev) !== Number(s.depth) || segmentOf.get(ev) !== Number(s.segment)) {
-        add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev} does not match the event's place on its chain` });
-        continue;
+
+    function verifySnapshots(): void {
+      for (const s of db
+        .prepare(
+          "SELECT n.event, n.segment, n.depth FROM snapshots n JOIN segments g ON g.id = n.segment WHERE g.session = ? ORDER BY n.event",
+        )
+        .all(session) as Row[]) {
+        snapshotCount++;
+        const ev = Number(s.event) as EventId;
+        if (depthOf.get(ev) !== Number(s.depth) || segmentOf.get(ev) !== Number(s.segment)) {
+          add({
+            code: "bad-snapshot",
+            session,
+            event: ev,
+            message: `snapshot at event ${ev} does not match the event's place on its chain`,
+          });
+          continue;
+        }
+        let record: ReturnType<SqliteStore["nearestSnapshot"]>;
+        try {
+          record = store.nearestSnapshot(ev);
+        } catch (e) {
+          add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev} cannot be read: ${reason(e)}` });
+          continue;
+        }
+        if (record === undefined || record.event !== ev) continue;
+        const missing = record.pages.filter((p): p is string => p !== null && !store.hasBlob(p));
+        if (missing.length > 0) {
+          add({
+            code: "missing-blob",
+            session,
+            event: ev,
+            message: `snapshot at event ${ev} refers to ${missing.length} missing page(s), e.g. ${missing[0]}`,
+          });
+          continue;
+        }
+        let problem: string | undefined;
+        try {
+          problem = hooks.checkSnapshot?.(record, session);
+        } catch (x) {
+          problem = `could not be checked: ${reason(x)}`;
+        }
+        if (problem !== undefined) add({ code: "snapshot-mismatch", session, event: ev, message: `snapshot at event ${ev}: ${problem}` });
       }
-      let record: ReturnType<SqliteStore["nearestSnapshot"]>;
-      try {
-        record = store.nearestSnapshot(ev);
-      } catch (e) {
-        add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev}: ${(e as Error).message}` });
-        continue;
-      }
-      if (record === undefined || record.event !== ev) continue;
-      const missing = record.pages.filter((p): p is string => p !== null && !store.hasBlob(p));
-      for (const p of record.pages) if (p !== null) referencedBlobs.add(p);
-      if (missing.length > 0) {
-        add({
-          code: "missing-blob",
-          session,
-          event: ev,
-          message: `snapshot at event ${ev} refers to ${missing.length} missing page(s), e.g. ${missing[0]}`,
-        });
-        continue;
-      }
-      const problem = hooks.checkSnapshot?.(record, session);
-      if (problem !== undefined) add({ code: "snapshot-mismatch", session, event: ev, message: `snapshot at event ${ev}: ${problem}` });
     }
   }
 
   // Every blob's bytes must hash to its address.
   let blobCount = 0;
-  for (const b of db.prepare("SELECT hash, data FROM blobs").iterate() as Iterable<Row>) {
-    blobCount++;
-    const hash = (b.hash as Buffer).toString("hex");
-    if (!sha256(b.data as Buffer).equals(b.hash as Buffer)) add({ code: "bad-blob", message: `blob ${hash} does not hash to its address` });
-  }
+  guard("checking the blob table", undefined, () => {
+    for (const b of db.prepare("SELECT hash, data FROM blobs").iterate() as Iterable<Row>) {
+      blobCount++;
+      const hash = (b.hash as Buffer).toString("hex");
+      if (!sha256(b.data as Buffer).equals(b.hash as Buffer))
+        add({ code: "bad-blob", message: `blob ${hash} does not hash to its address` });
+    }
+  });
   hooks.progress?.(totalEvents, totalEvents);
   return { ok: findings.length === 0, sessions: sessions.length, events: eventCount, snapshots: snapshotCount, blobs: blobCount, findings };
+}
+
+/** Why a read failed, without the advice an error carries for other callers (no "run verify" here). */
+function reason(e: unknown): string {
+  const cause = e instanceof StoreError ? e.cause : e;
+  if (
+    cause instanceof Error &&
+    typeof (cause as { code?: unknown }).code === "string" &&
+    String((cause as { code?: unknown }).code).startsWith("SQLITE_")
+  )
+    return cause.message;
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,26 +1,58 @@
 /** ST-1 … ST-4: opening files safely, schema versions, migrations, connection settings. */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { APPLICATION_ID, openStore, SCHEMA_VERSION, type SessionInfo, type SqliteStore, StoreError } from "../src/index.ts";
+import {
+  APPLICATION_ID,
+  type EventId,
+  MIGRATIONS,
+  openStore,
+  SCHEMA_VERSION,
+  type SessionInfo,
+  type SqliteStore,
+  StoreError,
+} from "../src/index.ts";
 import { ev, fileStore, session, tempDir } from "./helpers.ts";
 
 const digest = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+const FIXTURE = join(import.meta.dirname, "../../../fixtures/store/v1.db");
 
-function refuses(path: string, code: string, message: RegExp): void {
-  const before = digest(path);
+/** Every file of a directory with the digest of its bytes (the -shm is listed, not hashed: readers may rebuild it). */
+function files(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir).sort()) out[f] = f.endsWith("-shm") ? "shm" : digest(join(dir, f));
+  return out;
+}
+
+/** Opening `path` fails with `code`, and no file of its directory was created, changed or deleted (ST-3). */
+function refusesUntouched(path: string, code: string, message: RegExp): StoreError {
+  const dir = join(path, "..");
+  const before = files(dir);
+  let error: unknown;
   try {
-    openStore(path);
-    expect.unreachable("opened");
+    openStore(path).close();
   } catch (e) {
-    expect(e).toBeInstanceOf(StoreError);
-    expect((e as StoreError).code).toBe(code);
-    expect((e as StoreError).message).toMatch(message);
+    error = e;
   }
-  expect(digest(path), "ST-3: a refused file is not changed").toBe(before);
-  expect(existsSync(`${path}-wal`)).toBe(false);
+  expect(error).toBeInstanceOf(StoreError);
+  expect((error as StoreError).code).toBe(code);
+  expect((error as StoreError).message).toMatch(message);
+  expect(files(dir), "ST-3: nothing created, changed or deleted").toEqual(before);
+  return error as StoreError;
+}
+
+/**
+ * What a writer killed before its checkpoint leaves, copied while its connection is open: the file,
+ * its WAL with frames and, unless `shm` is false, its -shm.
+ */
+function killedCopy(live: string, shm = true): string {
+  const dst = join(tempDir(), "killed.db");
+  copyFileSync(live, dst);
+  copyFileSync(`${live}-wal`, `${dst}-wal`);
+  if (shm) copyFileSync(`${live}-shm`, `${dst}-shm`);
+  return dst;
 }
 
 describe("ST-1 opening", () => {
@@ -74,7 +106,7 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
   it("a file that is not SQLite", () => {
     const path = join(tempDir(), "notes.db");
     writeFileSync(path, "these are my notes, not a database\n".repeat(100));
-    refuses(path, "not-strata", /is not a SQLite database .* It was not changed/);
+    refusesUntouched(path, "not-strata", /is not a SQLite database .* It was not changed/);
   });
 
   it("a SQLite database of another application", () => {
@@ -82,7 +114,7 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
     const db = new Database(path);
     db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('ada')");
     db.close();
-    refuses(path, "not-strata", /is a SQLite database but not a strata store \(application_id 0, tables: customers\)/);
+    refusesUntouched(path, "not-strata", /is a SQLite database but not a strata store \(application_id 0, tables: customers\)/);
   });
 
   it("a strata store of a newer schema", () => {
@@ -92,7 +124,11 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
     const db = new Database(path);
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
-    refuses(path, "newer-schema", new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this strata reads \\(${SCHEMA_VERSION}\\)`));
+    refusesUntouched(
+      path,
+      "newer-schema",
+      new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this strata reads \\(${SCHEMA_VERSION}\\)`),
+    );
   });
 
   it("a database whose pages are damaged", () => {
@@ -116,6 +152,103 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
     expect((error as StoreError).message).toMatch(/damaged|not a strata|not a SQLite/);
   });
 
+  it("a foreign SQLite database in WAL mode: no -wal or -shm appears next to it", () => {
+    const path = join(tempDir(), "foreign-wal.db");
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+    db.close();
+    expect(readdirSync(join(path, ".."))).toEqual(["foreign-wal.db"]);
+    refusesUntouched(path, "not-strata", /not a strata store \(application_id 0, tables: t\)/);
+  });
+
+  it("a foreign database that holds only a view is not adopted as empty (every schema entry counts)", () => {
+    const path = join(tempDir(), "views.db");
+    const db = new Database(path);
+    db.exec("CREATE VIEW v AS SELECT 1");
+    db.close();
+    refusesUntouched(path, "not-strata", /tables: v \(view\)/);
+    const wal = join(tempDir(), "views-wal.db");
+    const w = new Database(wal);
+    w.pragma("journal_mode = WAL");
+    w.exec("CREATE VIEW v AS SELECT 1");
+    w.close();
+    refusesUntouched(wal, "not-strata", /tables: v \(view\)/);
+  });
+
+  it("a store of a newer schema whose version is only in an unflushed WAL: refused read-only, nothing checkpointed", () => {
+    const live = join(tempDir(), "live.db");
+    openStore(live).close();
+    const db = new Database(live);
+    db.pragma("wal_autocheckpoint = 0");
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.exec("CREATE TABLE newer_stuff (x)");
+    const withShm = killedCopy(live);
+    const withoutShm = killedCopy(live, false);
+    db.close();
+    expect(readFileSync(withShm).readUInt32BE(60), "the file header still says the old version").toBe(SCHEMA_VERSION);
+    refusesUntouched(withShm, "newer-schema", new RegExp(`schema version ${SCHEMA_VERSION + 1}`));
+    // Without its -shm the WAL is read from a private copy, so no -shm is created either.
+    refusesUntouched(withoutShm, "newer-schema", new RegExp(`schema version ${SCHEMA_VERSION + 1}`));
+  });
+
+  it("a store whose writer was killed before a checkpoint opens with every committed event, -shm or not", () => {
+    const live = join(tempDir(), "live.db");
+    const store = openStore(live) as SqliteStore;
+    store.database.pragma("wal_autocheckpoint = 0");
+    const s = session(store, 3);
+    const head = s.events[2]?.id as EventId;
+    const copies = [killedCopy(live), killedCopy(live, false)];
+    store.close();
+    for (const path of copies) {
+      const again = openStore(path);
+      expect(again.branch(s.id, "main")?.head).toBe(head);
+      expect(again.verify().ok).toBe(true);
+      again.close();
+    }
+    // A store created inside an unflushed WAL (the file itself is still empty) is a store, not an empty file.
+    const fresh = join(tempDir(), "fresh.db");
+    const raw = new Database(fresh);
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("wal_autocheckpoint = 0");
+    raw.close();
+    const created = openStore(fresh) as SqliteStore;
+    created.database.pragma("wal_autocheckpoint = 0");
+    const t = session(created, 1);
+    const copy = killedCopy(fresh, false);
+    created.close();
+    const reopened = openStore(copy);
+    expect(reopened.log(t.id)).toHaveLength(2);
+    reopened.close();
+  });
+
+  it("an empty SQLite file in WAL mode (a creator between `journal_mode = WAL` and its first commit) is adopted", () => {
+    const path = join(tempDir(), "creating.db");
+    const creator = new Database(path);
+    creator.pragma("journal_mode = WAL");
+    const store = openStore(path);
+    session(store, 1);
+    expect(store.listSessions()).toHaveLength(1);
+    store.close();
+    creator.close();
+  });
+
+  it("a directory, or a path through a file, is a clear cannot-open error", () => {
+    const dir = join(tempDir(), "adir");
+    mkdirSync(dir);
+    try {
+      openStore(dir);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(StoreError);
+      expect((e as StoreError).code).toBe("cannot-open");
+      expect((e as StoreError).message).toMatch(/is a directory, not a database file/);
+    }
+    const file = join(tempDir(), "plain.txt");
+    writeFileSync(file, "x");
+    expect(() => openStore(join(file, "inside.db"))).toThrow(StoreError);
+  });
+
   it("a missing file when creation is off, and a missing directory", () => {
     expect(() => openStore(join(tempDir(), "nope.db"), { create: false })).toThrow(/does not exist/);
     expect(() => openStore(join(tempDir(), "no", "such", "dir.db"))).toThrow(/directory .* does not exist/);
@@ -124,7 +257,7 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
 
 describe("ST-4 schema versions and the stored v1 fixture", () => {
   it("opens fixtures/store/v1.db (written by schema version 1) with its history intact", () => {
-    const fixture = join(import.meta.dirname, "../../../fixtures/store/v1.db");
+    const fixture = FIXTURE;
     const copy = join(tempDir(), "v1.db");
     copyFileSync(fixture, copy);
     const before = readFileSync(fixture);
@@ -143,5 +276,45 @@ describe("ST-4 schema versions and the stored v1 fixture", () => {
     store.append(id, "main", head, [ev("{}", "written-by-current-code")]);
     expect(store.log(id).at(-1)?.label).toBe("written-by-current-code");
     expect(readFileSync(fixture).equals(before), "the fixture itself is never written").toBe(true);
+  });
+
+  it("migrations are ordered, one version each, up to SCHEMA_VERSION", () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    for (const m of MIGRATIONS) expect(m.description).not.toBe("");
+  });
+
+  it("v1 → v2 on a copy of v1.db: read-only opens read it unmigrated, a writer migrates it, old snapshots read the same", () => {
+    const fixture = digest(FIXTURE);
+    const copy = join(tempDir(), "v1.db");
+    copyFileSync(FIXTURE, copy);
+    const version = () => {
+      const db = new Database(copy, { readonly: true });
+      const v = db.pragma("user_version", { simple: true });
+      db.close();
+      return v;
+    };
+    // v2 only announces a new snapshot directory format, which this build reads along with v1's.
+    const ro = openStore(copy, { readonly: true });
+    const id = (ro.listSessions()[0] as SessionInfo).id;
+    const at = ro.snapshots(id)[0]?.id as EventId;
+    const old = ro.nearestSnapshot(at);
+    expect(old?.pages.length).toBeGreaterThan(0);
+    ro.close();
+    expect(version()).toBe(1);
+    const store = openStore(copy) as SqliteStore;
+    expect(version()).toBe(SCHEMA_VERSION);
+    const raw = store.database.prepare("SELECT pages FROM snapshots WHERE event = ?").pluck();
+    expect((raw.get(at) as Buffer)[0], "the v1 directory is left as it was").toBe(0);
+    expect(store.nearestSnapshot(at)).toEqual(old);
+    // New snapshots are written in format 2 and read back the same.
+    const head = store.branch(id, "main")?.head as EventId;
+    store.putSnapshot(head, "new", old?.pages as (string | null)[]);
+    expect((raw.get(head) as Buffer)[0]).toBe(2);
+    expect(store.nearestSnapshot(head)?.pages).toEqual(old?.pages);
+    expect(store.verify().findings).toEqual([]);
+    store.close();
+    expect(digest(FIXTURE), "the fixture itself is never written").toBe(fixture);
+    // Each migration after v1 so far only announces a format this build reads: no read-only open needs it.
+    expect(MIGRATIONS.filter((m) => m.version > 1).every((m) => m.readable)).toBe(true);
   });
 });

@@ -1,10 +1,13 @@
 /** ST-13 … ST-17: snapshots on chains, content-addressed blobs, and verify. */
+import { readFileSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { type EventId, openStore, type SqliteStore, sha256 } from "../src/index.ts";
+import { type EventId, openStore, type SqliteStore, StoreError, sha256 } from "../src/index.ts";
 import { ev, fileStore, session } from "./helpers.ts";
 
 const hex = (s: string) => sha256(s).toString("hex");
+/** Bytes of a format-2 directory: marker and page count, a bitmap of the chunks, a hash per chunk present. */
+const dirBytes = (pages: number, present: number) => 5 + Math.ceil(Math.ceil(pages / 64) / 8) + 32 * present;
 
 describe("ST-13 snapshots", () => {
   it("the nearest snapshot is the deepest one on the event's own chain, never another branch's", () => {
@@ -40,7 +43,103 @@ describe("ST-13 snapshots", () => {
     expect(blobs()).toBe(afterFirst + 2); // the new page and the one chunk that holds it
     expect(store.nearestSnapshot(s.events[2]?.id as EventId)?.pages).toEqual(changed);
     const sizes = db.prepare("SELECT length(pages) FROM snapshots").pluck().all() as number[];
-    expect(Math.max(...sizes)).toBe(4 + 10 * 32);
+    expect(Math.max(...sizes)).toBe(dirBytes(640, 10));
+  });
+});
+
+describe("ST-13 sparse page directories (format 2)", () => {
+  it("pages that are null cost nothing: no chunk blob, no directory entry, however many there are", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 2);
+    const db = (store as SqliteStore).database;
+    const blobs = () => db.prepare("SELECT count(*) FROM blobs").pluck().get() as number;
+    const dirSize = (e: EventId) => db.prepare("SELECT length(pages) FROM snapshots WHERE event = ?").pluck().get(e) as number;
+    // 100 lines of history × 16 pages each (the engine's id blocks): one line's pages are set.
+    const pages: (string | null)[] = new Array(1600).fill(null);
+    const p = [store.putBlob("a"), store.putBlob("b"), store.putBlob("c")];
+    pages[0] = p[0] as string;
+    pages[5] = p[1] as string;
+    pages[1599] = p[2] as string;
+    const before = blobs();
+    const at = s.events[0]?.id as EventId;
+    store.putSnapshot(at, "sparse", pages);
+    expect(blobs() - before, "one chunk blob per chunk that holds a page").toBe(2);
+    expect(dirSize(at)).toBe(dirBytes(1600, 2));
+    expect(store.nearestSnapshot(at)?.pages).toEqual(pages);
+    // Nothing but nulls: a 13-byte directory (header and a 64-bit chunk bitmap) and no blob at all.
+    const empty = s.events[1]?.id as EventId;
+    const n = blobs();
+    store.putSnapshot(empty, "empty", new Array(4096).fill(null));
+    expect(blobs()).toBe(n);
+    expect(dirSize(empty)).toBe(dirBytes(4096, 0));
+    expect(store.nearestSnapshot(empty)?.pages).toEqual(new Array(4096).fill(null));
+    expect(store.verify().findings).toEqual([]);
+  });
+
+  it("a mostly-null chunk stores only its pages: a bitmap and one hash per page", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 1);
+    const db = (store as SqliteStore).database;
+    const pages: (string | null)[] = new Array(64).fill(null);
+    pages[63] = store.putBlob("last");
+    store.putSnapshot(s.events[0]?.id as EventId, "h", pages);
+    const sizes = db.prepare("SELECT size FROM blobs ORDER BY id").pluck().all() as number[];
+    expect(sizes.at(-1)).toBe(8 + 32);
+  });
+
+  it("format-1 directories (every chunk, zero hash for an empty one; chunks of 64 hashes) still read", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 1);
+    const db = (store as SqliteStore).database;
+    const a = store.putBlob("page a");
+    const b = store.putBlob("page b");
+    const zero = Buffer.alloc(32);
+    // Pages: [a, null, …, null] (64), then 64 nulls, then [null, b] — 130 pages, as schema 1 wrote them.
+    const chunk1 = store.putBlob(Buffer.concat([Buffer.from(a, "hex"), ...new Array(63).fill(zero)]));
+    const chunk3 = store.putBlob(Buffer.concat([zero, Buffer.from(b, "hex")]));
+    const count = Buffer.alloc(4);
+    count.writeUInt32BE(130);
+    const dir = Buffer.concat([count, Buffer.from(chunk1, "hex"), zero, Buffer.from(chunk3, "hex")]);
+    const at = s.events[0]?.id as EventId;
+    db.prepare("INSERT INTO snapshots (event, segment, depth, header, pages) VALUES (?, 1, 2, 'v1', ?)").run(at, dir);
+    const expected: (string | null)[] = new Array(130).fill(null);
+    expected[0] = a;
+    expected[129] = b;
+    expect(store.nearestSnapshot(at)?.pages).toEqual(expected);
+    expect(store.verify().findings).toEqual([]);
+  });
+
+  it("putSnapshot refuses page references that are not hashes, and writes nothing", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 1);
+    const good = store.putBlob("page");
+    const at = s.events[0]?.id as EventId;
+    for (const bad of ["abc", good.toUpperCase(), `${good}0`, 7, undefined]) {
+      try {
+        store.putSnapshot(at, "h", [good, bad as never, null]);
+        expect.unreachable();
+      } catch (e) {
+        expect(e).toBeInstanceOf(StoreError);
+        expect((e as StoreError).code).toBe("bad-input");
+        expect((e as StoreError).message).toMatch(/page 1 is .* not a blob hash .* nothing was written/);
+      }
+    }
+    expect(() => store.putSnapshot(at, 5 as never, [])).toThrow(/header must be a string/);
+    expect(() => store.putSnapshot(at, "h", "pages" as never)).toThrow(/pages must be an array/);
+    expect(store.snapshots(s.id)).toEqual([]);
+    expect(store.nearestSnapshot(at)).toBeUndefined();
+  });
+
+  it("a damaged directory is a corrupt error when read, and a finding (not an exception) in verify", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 1);
+    const at = s.events[0]?.id as EventId;
+    store.putSnapshot(at, "h", [store.putBlob("p")]);
+    // The bitmap names one chunk, whose hash is cut short.
+    (store as SqliteStore).database.prepare("UPDATE snapshots SET pages = x'02000000010100' WHERE event = ?").run(at);
+    expect(() => store.nearestSnapshot(at)).toThrow(/damaged page directory/);
+    const r = store.verify();
+    expect(r.findings.map((f) => f.code)).toEqual(["bad-snapshot"]);
   });
 });
 
@@ -112,5 +211,45 @@ describe("ST-17 verify", () => {
       ["snapshot-mismatch", `snapshot at event ${s.events[0]?.id}: snapshot differs`],
     ]);
     expect(seen.at(-1)).toBe(4);
+  });
+
+  it("a damaged file gives findings, not exceptions, and never tells the user to run verify", () => {
+    const { store, path } = fileStore();
+    const s = session(store, 300);
+    for (const e of s.events.filter((_, i) => i % 10 === 0)) store.putSnapshot(e.id, "h", [store.putBlob(`p${e.id}`)]);
+    store.close();
+    const bytes = readFileSync(path);
+    for (let i = 4096 * 3; i < bytes.length; i += 5) bytes[i] = 0x5a;
+    writeFileSync(path, bytes);
+    const damaged = openStore(path);
+    const r = damaged.verify();
+    expect(r.ok).toBe(false);
+    expect(r.findings.length).toBeGreaterThan(0);
+    expect(r.findings.some((f) => f.code === "integrity")).toBe(true);
+    for (const f of r.findings) expect(f.message).not.toMatch(/strata verify/);
+    damaged.close();
+  });
+
+  it("an unreadable payload or a hook that throws is a finding; the walk goes on", () => {
+    const store = openStore(":memory:", { inlineLimit: 64 });
+    const s = session(store, 3);
+    const head = store.branch(s.id, "main")?.head as EventId;
+    const [big] = store.append(s.id, "main", head, [ev("z".repeat(300))]);
+    store.putSnapshot(big?.id as EventId, "h", []);
+    const db = (store as SqliteStore).database;
+    db.prepare("DELETE FROM blobs WHERE hash = (SELECT blob FROM events WHERE id = ?)").run(big?.id);
+    const r = store.verify(s.id, {
+      checkEvent: (e) => {
+        if (e.data.includes('"n":1')) throw new TypeError("the engine's decoder threw");
+        return undefined;
+      },
+      checkSnapshot: () => {
+        throw new Error("replay failed");
+      },
+    });
+    expect(r.findings.map((f) => f.code)).toEqual(["bad-event", "missing-blob", "snapshot-mismatch"]);
+    expect(r.findings[0]?.message).toMatch(/could not be checked: the engine's decoder threw/);
+    expect(r.findings[2]?.message).toMatch(/could not be checked: replay failed/);
+    expect(r.events).toBe(5);
   });
 });

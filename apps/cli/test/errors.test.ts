@@ -1,0 +1,138 @@
+/** CLI-1 … CLI-9: help everywhere, exit codes, and a clear message for every kind of bad input. */
+import { createHash } from "node:crypto";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { COMMANDS } from "../src/main.ts";
+import { cleanup, demoDir, json, ROOT, strata, tempDir } from "./cli-kit.ts";
+
+afterAll(cleanup);
+const sha = (p: string): string => createHash("sha256").update(readFileSync(p)).digest("hex");
+
+describe("CLI-1 help", () => {
+  it("--help works for every command and shows usage and examples", async () => {
+    const dir = tempDir();
+    const top = await strata(dir, ["--help"]);
+    expect(top.code).toBe(0);
+    for (const c of COMMANDS) expect(top.stdout).toContain(c.name);
+    for (const c of COMMANDS) {
+      const r = await strata(dir, [c.name, "--help"]);
+      expect(r.code, c.name).toBe(0);
+      expect(r.stdout).toContain(`usage: strata ${c.name}`);
+      expect(r.stdout).toContain("examples:");
+    }
+  }, 120_000);
+});
+
+describe("CLI-2 usage errors exit 2", () => {
+  it("unknown command, unknown option, missing or extra arguments, bad numbers", async () => {
+    const dir = tempDir();
+    const cases: [string[], RegExp][] = [
+      [["frobnicate"], /unknown command "frobnicate"; commands: run, resume/],
+      [["ls", "--frob"], /Unknown option '--frob'/],
+      [["log"], /takes 1 argument, got 0/],
+      [["show", "a", "b"], /takes 1 argument, got 2/],
+      [["log", "X", "--limit", "ten"], /--limit takes a whole number/],
+      [["rewind", "X"], /rewind needs --to EVENT/],
+      [["replay", "X"], /replay needs --verify, --rerun or --override/],
+      [["ls", "--json", "--db", "x.db", "extra"], /takes 0 arguments, got 1/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await strata(dir, args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const j = await strata(dir, ["frobnicate", "--json"]);
+    expect(json<{ error: { code: number } }>(j).error.code).toBe(2);
+  }, 60_000);
+});
+
+describe("CLI-5 bad references and files exit 1 and change nothing", () => {
+  it("missing database, unknown session, ambiguous prefix, event not on the branch, malformed selector", async () => {
+    const dir = demoDir();
+    const none = await strata(dir, ["ls"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no strata database at .*strata\.db; run `strata run`/);
+    const quick = ["--max-steps", "1", "--model", `scripted:${join(ROOT, "fixtures/models/alt.json")}`, "--workspace", "ws"];
+    const r1 = json<{ session: string }>(await strata(dir, ["run", "first task", ...quick, "--json"]));
+    const r2 = json<{ session: string }>(await strata(dir, ["run", "second task", ...quick, "--json"]));
+    const db = join(dir, ".strata", "strata.db");
+    const before = sha(db);
+    const unknown = await strata(dir, ["log", "ZZZZZZ"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no session matches "ZZZZZZ"; `strata ls` lists them/);
+    let common = 0;
+    while (r1.session[common] === r2.session[common]) common++;
+    const ambiguous = await strata(dir, ["log", r1.session.slice(0, common)]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain("matches 2 sessions");
+    expect(ambiguous.stderr).toContain(r1.session);
+    expect(ambiguous.stderr).toContain(r2.session);
+    const notOn = await strata(dir, ["log", `${r1.session}@999999`]);
+    expect(notOn.code).toBe(1);
+    expect(notOn.stderr).toMatch(/event 999999 is not an event of session/);
+    const otherSession = json<{ events: { id: number }[] }>(await strata(dir, ["log", r2.session, "--json"])).events.at(-1)?.id;
+    const wrong = await strata(dir, ["rewind", r1.session, "--to", String(otherSession)]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/is not on branch "main"/);
+    const sel = await strata(dir, ["show", r1.session, "--select", "call[status="]);
+    expect(sel.code).toBe(2);
+    expect(sel.stderr).toMatch(/selector/i);
+    const noBranch = await strata(dir, ["log", `${r1.session}@nope`]);
+    expect(noBranch.stderr).toMatch(/has no branch "nope"; branches: main/);
+    expect(sha(db)).toBe(before);
+  }, 60_000);
+
+  it("a foreign file, a newer database and a damaged bundle are refused untouched", async () => {
+    const dir = tempDir();
+    const foreign = join(dir, "notes.db");
+    writeFileSync(foreign, "this is not a database\n".repeat(100));
+    const f = await strata(dir, ["--db", foreign, "ls"]);
+    expect(f.code).toBe(1);
+    expect(f.stderr).toMatch(/not a (strata|SQLite)/i);
+    expect(readFileSync(foreign, "utf8")).toBe("this is not a database\n".repeat(100));
+    // a newer schema: copy the stored v1 fixture and raise its version with the driver
+    const newer = join(dir, "newer.db");
+    copyFileSync(join(ROOT, "fixtures/store/v1.db"), newer);
+    const Database = createRequire(join(ROOT, "packages/store/package.json"))("better-sqlite3");
+    const raw = new Database(newer);
+    raw.pragma("user_version = 99");
+    raw.close();
+    const hash = sha(newer);
+    const n = await strata(dir, ["--db", newer, "ls"]);
+    expect(n.code).toBe(1);
+    expect(n.stderr).toMatch(/newer/i);
+    expect(sha(newer)).toBe(hash);
+    writeFileSync(join(dir, "bad.json"), JSON.stringify({ format: "strata-bundle@1", session: { id: "x" }, events: [], branches: [] }));
+    const b = await strata(dir, ["import", "bad.json"]);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(/is not a strata bundle: it has no events/);
+    const m = await strata(dir, ["import", "missing.json"]);
+    expect(m.code).toBe(2);
+  }, 60_000);
+});
+
+describe("CLI-12 one driver per branch", () => {
+  it("a second run or resume on a branch being driven exits 3; a dead driver's lease is taken over", async () => {
+    const dir = demoDir();
+    const { spawn } = await import("node:child_process");
+    const { BIN } = await import("./cli-kit.ts");
+    const first = spawn(process.execPath, [BIN, "run", "--workspace", "ws"], { cwd: dir, env: { ...process.env, NO_COLOR: "1" } });
+    let out = "";
+    const session = await new Promise<string>((resolve) => {
+      first.stdout.on("data", (c) => {
+        out += c;
+        const m = /session (\S+)/.exec(out);
+        if (m && /→ run /.test(out)) resolve(m[1] as string);
+      });
+    });
+    const second = await strata(dir, ["resume", session]);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(/is being driven by another process \(pid \d+/);
+    first.kill("SIGKILL");
+    await new Promise((r) => first.on("close", r));
+    const third = await strata(dir, ["resume", session]);
+    expect(third.code, third.stderr).toBe(0);
+  }, 60_000);
+});

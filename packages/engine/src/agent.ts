@@ -1,0 +1,727 @@
+/**
+ * The agent loop (AG-1 … AG-14): render the prompt (a projection of the tree), stream the model's
+ * reply into the tree as it arrives, run the calls, commit their outcomes, repeat — until a stop
+ * reason, which is recorded as an element. Everything the loop knows is in the tree, so a process
+ * killed anywhere resumes by calling `runAgent` again: the open calls of the head (the lifecycle
+ * work of a resume, L7) are reconciled first, per their replay policy.
+ *
+ * A call is one element in its turn:
+ *
+ *   <call id="call_0_1" tool="write_file" replay="never" status="running" attempt="1">
+ *     <args>{"path":"a.txt","content":"…"}</args>
+ *     <output>progress…</output>
+ *     <result synthetic="false">observation</result>
+ *     <diag kind="blob" hash="…" chars="…">…</diag>
+ *   </call>
+ *
+ * with status `arguments` (still streaming) → `pending` (intent durable, with its turn's end) →
+ * `running` (committed before the handler runs) → `executed` | `not_executed` | `env_error` |
+ * `interrupted`. The outcome, the observation, staged tree edits and any stop it causes are one
+ * event.
+ */
+import type { NodeId, TreeDraft } from "@strata/dom";
+import { bodyOf, type RecordedInputs, readInputs, recordInputs } from "./inputs.ts";
+import { lifecycleWork } from "./lifecycle.ts";
+import { type Model, ModelError, type ModelSettings } from "./model.ts";
+import { blobReader, projectRequest } from "./prompt.ts";
+import type { Session } from "./session.ts";
+import type { StreamWriter } from "./stream.ts";
+import {
+  type Action,
+  type ActionOutcome,
+  type CallLimits,
+  DEFAULT_CALL_LIMITS,
+  type Executor,
+  RegistryExecutor,
+  type ToolRegistry,
+  ToolRegistryError,
+  type TreeEdit,
+} from "./tools/registry.ts";
+import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
+
+export type StopReason =
+  /** A `completesRun` tool executed without error: the agent says it is done (no environment evidence). */
+  | "completed-by-tool"
+  /** The environment reported the goal reached (never merged with the former). */
+  | "env-completed"
+  /** The model answered without calling a tool: it is waiting for the user. */
+  | "end-turn"
+  | "max-steps"
+  | "budget"
+  | "context-overflow"
+  | "cancelled"
+  | "model-error";
+
+/** Stops after which `runAgent` without a new task has nothing to continue. */
+const FINAL: ReadonlySet<string> = new Set(["completed-by-tool", "env-completed", "end-turn"]);
+
+export interface RunLimits {
+  /** Model turns per run (a run ends at a `<stop>`); invalid calls count here, not as effective actions. */
+  readonly maxSteps: number;
+  /** Input + output tokens per run, as the model reports them (default: no budget). */
+  readonly budgetTokens?: number;
+  /** Defaults for every call; a tool's own `limits` win. */
+  readonly call?: Partial<CallLimits>;
+}
+
+/** Progress, for a UI: nothing here is state (the tree is). */
+export type AgentEvent =
+  | { readonly type: "turn"; readonly role: "user" | "assistant"; readonly element: NodeId }
+  | { readonly type: "text"; readonly delta: string }
+  | { readonly type: "call"; readonly element: NodeId; readonly tool: string; readonly status: string; readonly detail?: string }
+  | {
+      readonly type: "reconcile";
+      readonly element: NodeId;
+      readonly tool: string;
+      readonly action: "run" | "rerun" | "interrupted" | "dropped-turn";
+    }
+  | { readonly type: "stop"; readonly reason: StopReason; readonly detail?: string };
+
+export interface RunAgentOptions {
+  readonly model: Model;
+  readonly registry: ToolRegistry;
+  /** Default: `registry.executor()`. A registry-derived executor must come from `registry`. */
+  readonly executor?: Executor;
+  /** A new user message to start with (none: continue or resume). */
+  readonly task?: string;
+  /** Template name → source; recorded (L4) before use. */
+  readonly templates?: Readonly<Record<string, string>>;
+  /** Context files (e.g. AGENTS.md) → content; recorded before use. */
+  readonly context?: Readonly<Record<string, string>>;
+  readonly settings?: Omit<ModelSettings, "provider" | "model">;
+  /** Extra session settings to record (workspace …). */
+  readonly sessionSettings?: Readonly<Record<string, string | number | boolean>>;
+  readonly synthetic?: SyntheticObservations;
+  readonly limits?: Partial<RunLimits>;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: AgentEvent) => void;
+}
+
+export interface RunResult {
+  readonly stop: StopReason;
+  readonly detail?: string;
+  /** Model turns in this run, and calls that actually executed. */
+  readonly steps: number;
+  readonly effective: number;
+  readonly calls: number;
+  readonly tokens: number;
+}
+
+interface Counts {
+  steps: number;
+  effective: number;
+  calls: number;
+  tokens: number;
+}
+
+/** The counters of the current run, read from the tree: everything after the last `<stop>`. */
+export function runCounts(session: Session): Counts & { lastStop: string | undefined; lastIsStop: boolean } {
+  // Walks back from the end of <body> to the previous <stop>: the cost of the current run only.
+  const tree = session.durableTree;
+  const counts: Counts = { steps: 0, effective: 0, calls: 0, tokens: 0 };
+  let lastStop: string | undefined;
+  let id = tree.rec(bodyOf(tree).id)?.last ?? 0;
+  const lastIsStop = id !== 0 && tree.rec(id)?.tag === "stop";
+  for (; id !== 0; id = tree.rec(id)?.prev ?? 0) {
+    const r = tree.rec(id);
+    if (r === undefined) break;
+    if (r.tag === "stop") {
+      lastStop = r.attrs.reason;
+      break;
+    }
+    if (r.tag !== "turn" || r.attrs.role !== "assistant") continue;
+    if (r.attrs.status === "complete" || r.attrs.status === "failed") counts.steps++;
+    for (let c = r.first; c !== 0; c = tree.rec(c)?.next ?? 0) {
+      const k = tree.rec(c);
+      if (k === undefined) break;
+      if (k.tag === "usage") counts.tokens += Number(k.attrs.input ?? 0) + Number(k.attrs.output ?? 0);
+      if (k.tag !== "call") continue;
+      counts.calls++;
+      if (k.attrs.status === "executed") counts.effective++;
+    }
+  }
+  return { ...counts, lastStop, lastIsStop };
+}
+
+function stopSpec(reason: StopReason, counts: Counts, detail?: string): { tag: string; attrs: Record<string, string> } {
+  const attrs: Record<string, string> = {
+    reason,
+    steps: String(counts.steps),
+    effective: String(counts.effective),
+    calls: String(counts.calls),
+    tokens: String(counts.tokens),
+  };
+  if (detail !== undefined) attrs.detail = detail;
+  return { tag: "stop", attrs };
+}
+
+/** Appends the `<stop>` element in its own event, unless the caller folds it into another. */
+function commitStop(session: Session, reason: StopReason, counts: Counts, detail?: string): void {
+  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, stopSpec(reason, counts, detail)), { label: "run.stop" });
+}
+
+function sleep(ms: number): Promise<"timeout"> {
+  return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms).unref?.());
+}
+
+/**
+ * Drives the loop until a stop. Never throws for model or tool failures (they are recorded);
+ * throws for misuse (a registry and executor that do not match, a closed session) and for store
+ * failures (the log cannot be written, so nothing may proceed).
+ */
+export async function runAgent(session: Session, options: RunAgentOptions): Promise<RunResult> {
+  const { model, registry } = options;
+  const executor = options.executor ?? registry.executor();
+  if (executor instanceof RegistryExecutor && !executor.registry.sameAs(registry))
+    throw new ToolRegistryError(
+      `the executor was derived from a registry with tools [${executor.registry
+        .list()
+        .map((s) => s.name)
+        .join(", ")}] but the model is shown [${registry
+        .list()
+        .map((s) => s.name)
+        .join(", ")}]; derive the executor from the same registry (registry.executor())`,
+    );
+  const signal = options.signal ?? new AbortController().signal;
+  const emit = options.onEvent ?? (() => {});
+  const limits: RunLimits = { maxSteps: 50, ...options.limits };
+  const [provider, ...rest] = model.id.split(":");
+  recordInputs(session, {
+    ...(options.templates !== undefined ? { templates: options.templates } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+    tools: registry.list(),
+    model: { provider: provider ?? model.id, model: rest.join(":"), ...options.settings },
+    settings: {
+      "max-steps": limits.maxSteps,
+      ...(limits.budgetTokens !== undefined ? { "budget-tokens": limits.budgetTokens } : {}),
+      ...options.sessionSettings,
+    },
+    synthetic: options.synthetic ?? DEFAULT_SYNTHETIC,
+  });
+  const loop = new Loop(session, model, registry, executor, limits, signal, emit);
+  if (options.task !== undefined) {
+    const task = options.task;
+    let element = 0 as NodeId;
+    session.commit(
+      (d) =>
+        void (element = d.appendChild(bodyOf(d.tree).id, {
+          tag: "turn",
+          attrs: { role: "user" },
+          children: [{ tag: "text", text: task }],
+        })),
+      { label: "turn.user" },
+    );
+    emit({ type: "turn", role: "user", element });
+  } else {
+    const counts = runCounts(session);
+    if (counts.lastIsStop && FINAL.has(counts.lastStop ?? "") && session.live.size === 0) return loop.result(counts.lastStop as StopReason);
+  }
+  return loop.run();
+}
+
+class Loop {
+  readonly #inputs: () => RecordedInputs;
+
+  constructor(
+    readonly session: Session,
+    readonly model: Model,
+    readonly registry: ToolRegistry,
+    readonly executor: Executor,
+    readonly limits: RunLimits,
+    readonly signal: AbortSignal,
+    readonly emit: (e: AgentEvent) => void,
+  ) {
+    this.#inputs = () => readInputs(session.durableTree);
+    const { steps, effective, calls, tokens } = runCounts(session);
+    this.#counts = { steps, effective, calls, tokens };
+  }
+
+  /** The current run's counters: read from the tree once, then kept up to date with each commit. */
+  readonly #counts: Counts;
+
+  async run(): Promise<RunResult> {
+    const reconciled = await this.reconcile();
+    if (reconciled !== undefined) return reconciled;
+    for (;;) {
+      const counts = this.#counts;
+      if (this.signal.aborted) return this.stop("cancelled", "the run was cancelled");
+      if (counts.steps >= this.limits.maxSteps)
+        return this.stop("max-steps", `${counts.steps} model turns reached the limit of ${this.limits.maxSteps}`);
+      if (this.limits.budgetTokens !== undefined && counts.tokens >= this.limits.budgetTokens)
+        return this.stop("budget", `${counts.tokens} tokens used of a budget of ${this.limits.budgetTokens}`);
+      const turn = await this.modelTurn();
+      if (turn.stopped !== undefined) return turn.stopped;
+      for (const call of turn.calls) {
+        const stopped = await this.runCall(call, false);
+        if (stopped !== undefined) return stopped;
+      }
+    }
+  }
+
+  /** Records a stop and returns the run's result. */
+  stop(reason: StopReason, detail?: string): RunResult {
+    commitStop(this.session, reason, this.#counts, detail);
+    this.emit({ type: "stop", reason, ...(detail !== undefined ? { detail } : {}) });
+    return this.result(reason, detail);
+  }
+
+  /** The result of the run that just ended: the counters its `<stop>` recorded. */
+  result(reason: StopReason, detail?: string): RunResult {
+    const tree = this.session.durableTree;
+    const stop = tree.get(bodyOf(tree).id)?.lastChild;
+    const n = (k: string): number => Number(stop?.tag === "stop" ? (stop.attrs[k] ?? 0) : 0);
+    return {
+      stop: reason,
+      ...(detail !== undefined ? { detail } : {}),
+      steps: n("steps"),
+      effective: n("effective"),
+      calls: n("calls"),
+      tokens: n("tokens"),
+    };
+  }
+
+  /**
+   * Resume (L7): the lifecycle work from nothing to the head lists every open call. A turn whose
+   * reply never finished is marked interrupted (it leaves the projection, so the model is asked
+   * again); a call that never started runs; a started call re-runs if `safe`, else it becomes
+   * `interrupted` with the recorded synthetic observation. Calls go in the model's order.
+   */
+  async reconcile(): Promise<RunResult | undefined> {
+    const s = this.session;
+    const work = lifecycleWork(undefined, { tree: s.durableTree, live: s.live });
+    const open = work.spawn.map((e) => e.element).filter((e) => e.tag === "call");
+    const turns = new Map<number, NodeId[]>();
+    for (const call of open) {
+      const turn = call.parent;
+      if (turn === null) continue;
+      const list = turns.get(turn.id) ?? [];
+      list.push(call.id);
+      turns.set(turn.id, list);
+    }
+    const last = s.durableTree.get(bodyOf(s.durableTree).id)?.lastChild;
+    if (last?.tag === "turn" && last.attrs.status === "streaming" && !turns.has(last.id)) turns.set(last.id, []);
+    for (const [turnId] of [...turns].sort((a, b) => a[0] - b[0])) {
+      const turn = s.durableTree.get(turnId);
+      if (turn === undefined) continue;
+      if (turn.attrs.status === "streaming") {
+        const calls = turn.children.filter((c) => c.tag === "call");
+        s.commit(
+          (d) => {
+            d.set(turnId as NodeId, "status", "interrupted");
+            for (const c of calls) {
+              d.set(c.id, "status", "interrupted");
+              d.set(c.id, "reason", "the model's reply was cut off before this call was complete");
+            }
+          },
+          { label: "resume.reconcile" },
+        );
+        this.emit({ type: "reconcile", element: turnId as NodeId, tool: "", action: "dropped-turn" });
+        continue;
+      }
+      // the calls of a finished turn, in the model's order
+      for (const call of turn.children.filter((c) => c.tag === "call")) {
+        const status = call.attrs.status;
+        if (status !== "pending" && status !== "running" && status !== "arguments") continue;
+        const tool = call.attrs.tool ?? "";
+        if (status === "running" && call.attrs.replay !== "safe") {
+          s.commit(
+            (d) => {
+              d.set(call.id, "status", "interrupted");
+              d.set(call.id, "reason", "the process stopped while the call was running");
+            },
+            { label: "call.interrupted", by: `e${call.id}` },
+          );
+          this.emit({ type: "reconcile", element: call.id, tool, action: "interrupted" });
+          this.emit({
+            type: "call",
+            element: call.id,
+            tool,
+            status: "interrupted",
+            detail: "the process stopped while the call was running",
+          });
+          continue;
+        }
+        this.emit({ type: "reconcile", element: call.id, tool, action: status === "running" ? "rerun" : "run" });
+        const stopped = await this.runCall(this.pendingOf(call.id), status === "running");
+        if (stopped !== undefined) return stopped;
+      }
+    }
+    return undefined;
+  }
+
+  pendingOf(id: NodeId): PendingCall {
+    const call = this.session.durableTree.get(id);
+    if (call === undefined) throw new Error(`call element ${id} is gone`);
+    return {
+      element: id,
+      tool: call.attrs.tool ?? "",
+      args: call.children.find((c) => c.tag === "args")?.text ?? "",
+      attempt: Number(call.attrs.attempt ?? 0),
+    };
+  }
+
+  /** One model request: the reply streamed into a new assistant turn. */
+  async modelTurn(): Promise<{ calls: PendingCall[]; stopped?: RunResult }> {
+    const s = this.session;
+    const request = projectRequest(s.durableTree, blobReader(s.store), this.#inputs());
+    let turnId = 0 as NodeId;
+    let textId = 0 as NodeId;
+    s.commit(
+      (d) => {
+        turnId = d.appendChild(bodyOf(d.tree).id, { tag: "turn", attrs: { role: "assistant", status: "streaming", model: this.model.id } });
+        textId = d.appendChild(turnId, { tag: "text" });
+      },
+      { label: "turn.start" },
+    );
+    this.emit({ type: "turn", role: "assistant", element: turnId });
+    const text = s.stream(textId, { label: "turn.text" });
+    const calls = new Map<number, { element: NodeId; args: NodeId; tool: string; stream: StreamWriter }>();
+    let usage: { input: number; output: number } | undefined;
+    let finish = "stop";
+    const closeAll = (): void => {
+      text.close();
+      for (const c of calls.values()) c.stream.close();
+    };
+    try {
+      for await (const ev of this.model.stream(request, this.signal)) {
+        switch (ev.type) {
+          case "text":
+            text.append(ev.delta);
+            this.emit({ type: "text", delta: ev.delta });
+            break;
+          case "tool-call": {
+            if (calls.has(ev.index))
+              throw new ModelError("protocol", `the model started tool call ${ev.index} twice`, { retryable: false });
+            const spec = this.registry.get(ev.name);
+            let element = 0 as NodeId;
+            let args = 0 as NodeId;
+            s.commit(
+              (d) => {
+                element = d.appendChild(turnId, {
+                  tag: "call",
+                  attrs: { id: ev.id, tool: ev.name, index: String(ev.index), replay: spec?.replayPolicy ?? "never", status: "arguments" },
+                });
+                args = d.appendChild(element, { tag: "args" });
+              },
+              { label: "call.open" },
+            );
+            calls.set(ev.index, { element, args, tool: ev.name, stream: s.stream(args, { label: "call.args" }) });
+            this.emit({ type: "call", element, tool: ev.name, status: "arguments" });
+            break;
+          }
+          case "tool-arguments": {
+            const c = calls.get(ev.index);
+            if (c === undefined)
+              throw new ModelError("protocol", `the model sent arguments for tool call ${ev.index} before starting it`, {
+                retryable: false,
+              });
+            c.stream.append(ev.delta);
+            break;
+          }
+          case "usage":
+            usage = { input: ev.inputTokens, output: ev.outputTokens };
+            break;
+          case "done":
+            finish = ev.finishReason;
+            break;
+        }
+      }
+    } catch (error) {
+      closeAll();
+      return {
+        calls: [],
+        stopped: this.failTurn(
+          turnId,
+          [...calls.values()].map((c) => c.element),
+          error,
+          usage,
+        ),
+      };
+    }
+    closeAll();
+    // The turn's end and every call's intent are one event (AG-4).
+    const ordered = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+    const counts = this.#counts;
+    const after: Counts = {
+      ...counts,
+      steps: counts.steps + 1,
+      calls: counts.calls + ordered.length,
+      tokens: counts.tokens + (usage ? usage.input + usage.output : 0),
+    };
+    s.commit(
+      (d) => {
+        d.set(turnId, "status", "complete");
+        if (finish !== "stop" && finish !== "tool_calls") d.set(turnId, "finish", finish);
+        if (usage !== undefined)
+          d.appendChild(turnId, { tag: "usage", attrs: { input: String(usage.input), output: String(usage.output) } });
+        for (const c of ordered) d.set(c.element, "status", "pending");
+        if (ordered.length === 0) d.appendChild(bodyOf(d.tree).id, stopSpec("end-turn", after));
+      },
+      { label: "turn.end" },
+    );
+    Object.assign(this.#counts, after);
+    for (const c of ordered) this.emit({ type: "call", element: c.element, tool: c.tool, status: "pending" });
+    if (ordered.length === 0) {
+      this.emit({ type: "stop", reason: "end-turn" });
+      return { calls: [], stopped: this.result("end-turn") };
+    }
+    return { calls: ordered.map((c) => ({ ...this.pendingOf(c.element), attempt: 0 })) };
+  }
+
+  /** A model failure: the turn is marked failed (it leaves the projection), the run stops. */
+  failTurn(turnId: NodeId, calls: readonly NodeId[], error: unknown, usage: { input: number; output: number } | undefined): RunResult {
+    const cancelled = this.signal.aborted || (error instanceof ModelError && error.kind === "cancelled");
+    const e =
+      error instanceof ModelError
+        ? error
+        : new ModelError(
+            "protocol",
+            `the model client failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+          );
+    const reason: StopReason = cancelled ? "cancelled" : e.kind === "context-overflow" ? "context-overflow" : "model-error";
+    const counts = this.#counts;
+    const used = usage === undefined ? 0 : usage.input + usage.output;
+    const after: Counts = {
+      ...counts,
+      steps: counts.steps + (cancelled ? 0 : 1),
+      calls: counts.calls + calls.length,
+      tokens: counts.tokens + used,
+    };
+    this.session.commit(
+      (d) => {
+        d.set(turnId, "status", cancelled ? "interrupted" : "failed");
+        for (const c of calls) {
+          d.set(c, "status", "interrupted");
+          d.set(c, "reason", "the model's reply ended before this call was complete");
+        }
+        if (usage !== undefined)
+          d.appendChild(turnId, { tag: "usage", attrs: { input: String(usage.input), output: String(usage.output) } });
+        d.appendChild(turnId, { tag: "diag", attrs: { kind: cancelled ? "cancelled" : `model-${e.kind}` }, text: e.message });
+        d.appendChild(bodyOf(d.tree).id, stopSpec(reason, after, e.message));
+      },
+      { label: cancelled ? "run.stop" : "turn.failed" },
+    );
+    Object.assign(this.#counts, after);
+    this.emit({ type: "stop", reason, detail: e.message });
+    return this.result(reason, e.message);
+  }
+
+  /** Runs one call to its outcome; returns a result when the run stops because of it. */
+  async runCall(call: PendingCall, retry: boolean): Promise<RunResult | undefined> {
+    const s = this.session;
+    const spec = this.registry.get(call.tool);
+    const callLimits: CallLimits = { ...DEFAULT_CALL_LIMITS, ...this.limits.call, ...spec?.limits };
+    const action: Action = { kind: "tool-call", call: { name: call.tool, arguments: call.args } };
+    const by = `e${call.element}`;
+    if (this.signal.aborted) {
+      this.interrupt(call, "the run was cancelled before the call started");
+      return this.stop("cancelled", "the run was cancelled");
+    }
+    const checked = this.registry.validate(action.call);
+    if (!checked.ok) {
+      // Nothing runs: the executor fills the not_executed outcome itself (seed table, row 2).
+      const outcome = await this.executor.execute(action, this.signal);
+      return this.settle(call, outcome, checked.message, [], callLimits, []);
+    }
+    const attempt = call.attempt + 1;
+    s.commit(
+      (d) => {
+        d.set(call.element, "status", "running");
+        d.set(call.element, "attempt", String(attempt));
+      },
+      { label: retry ? "call.retry" : "call.start", by },
+    );
+    this.emit({ type: "call", element: call.element, tool: call.tool, status: "running" });
+    const staged: TreeEdit[] = [];
+    const progress = new Progress(s, call.element, callLimits.inlineChars);
+    const timeout = new AbortController();
+    const callSignal = AbortSignal.any([this.signal, timeout.signal]);
+    const timer = setTimeout(() => timeout.abort(), callLimits.timeoutMs);
+    const running = this.executor
+      .execute(action, callSignal, { output: (chunk) => progress.write(chunk), stage: (edit) => void staged.push(edit) })
+      .then(
+        (outcome) => ({ outcome }),
+        (error: unknown) => ({ error }),
+      );
+    let settled: { outcome: ActionOutcome } | { error: unknown } | "timeout" = await Promise.race([
+      running,
+      new Promise<"aborted">((resolve) => callSignal.addEventListener("abort", () => resolve("aborted"), { once: true })),
+    ]).then((r) => (r === "aborted" ? Promise.race([running, sleep(callLimits.graceMs)]) : r));
+    clearTimeout(timer);
+    progress.close();
+    const diags = progress.diags();
+    if (settled === "timeout" || ("error" in settled && callSignal.aborted)) {
+      const abandoned = settled === "timeout";
+      if (this.signal.aborted) {
+        this.interrupt(call, "the run was cancelled while the call was running", diags);
+        return this.stop("cancelled", "the run was cancelled");
+      }
+      const note = abandoned
+        ? `the handler ignored the abort and was abandoned ${callLimits.graceMs} ms after its ${callLimits.timeoutMs} ms time limit`
+        : `the call did not finish within its ${callLimits.timeoutMs} ms time limit and was stopped`;
+      diags.push({ kind: abandoned ? "abandoned" : "timeout", text: note });
+      settled = {
+        outcome: {
+          status: "executed",
+          observation: `TimeoutError: ${note}`,
+          observationIsSynthetic: false,
+          envReportedCompletion: false,
+          observationTruncatedChars: 0,
+          errorClass: "TimeoutError",
+        },
+      };
+    } else if ("error" in settled) {
+      // An executor that throws (not the registry's: it never does) is an environment failure.
+      const e = settled.error as Error;
+      settled = {
+        outcome: {
+          status: "env_error",
+          observation: `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`,
+          observationIsSynthetic: false,
+          envReportedCompletion: false,
+          observationTruncatedChars: 0,
+        },
+      };
+    }
+    const outcome = settled.outcome;
+    return this.settle(call, outcome, outcome.status === "env_error" ? outcome.observation : undefined, staged, callLimits, diags);
+  }
+
+  /** Marks a call interrupted (synthetic observation from the record). */
+  interrupt(call: PendingCall, reason: string, diags: Diag[] = []): void {
+    this.session.commit(
+      (d) => {
+        d.set(call.element, "status", "interrupted");
+        d.set(call.element, "reason", reason);
+        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: g.text });
+      },
+      { label: "call.interrupted", by: `e${call.element}` },
+    );
+    this.emit({ type: "call", element: call.element, tool: call.tool, status: "interrupted", detail: reason });
+  }
+
+  /** Commits an outcome with its observation, staged edits and the stop it causes, as one event. */
+  settle(
+    call: PendingCall,
+    outcome: ActionOutcome,
+    reason: string | undefined,
+    staged: readonly TreeEdit[],
+    limits: CallLimits,
+    diags: Diag[],
+  ): RunResult | undefined {
+    const s = this.session;
+    const spec = this.registry.get(call.tool);
+    let observation = outcome.observation;
+    let dropped = 0;
+    if (observation.length > limits.maxOutputChars) {
+      dropped = observation.length - limits.maxOutputChars;
+      observation = observation.slice(0, limits.maxOutputChars);
+    }
+    let inline = observation;
+    if (observation.length > limits.inlineChars) {
+      const hash = s.store.putBlob(observation);
+      const hidden = observation.length - limits.inlineChars;
+      inline = `${observation.slice(0, limits.inlineChars)}\n[… ${hidden} more characters not shown; the full output is stored as blob ${hash.slice(0, 16)}]`;
+      diags.push({
+        kind: "blob",
+        attrs: { hash, chars: String(observation.length) },
+        text: `the observation is ${observation.length} characters; ${limits.inlineChars} are inline`,
+      });
+    }
+    if (dropped > 0)
+      diags.push({
+        kind: "output-cap",
+        attrs: { dropped: String(dropped) },
+        text: `${dropped} characters beyond the ${limits.maxOutputChars}-character cap were dropped`,
+      });
+    const completes = outcome.status === "executed" && outcome.errorClass === undefined && spec?.completesRun === true;
+    const envDone = outcome.envReportedCompletion;
+    const after: Counts = { ...this.#counts, effective: this.#counts.effective + (outcome.status === "executed" ? 1 : 0) };
+    s.commit(
+      (d: TreeDraft) => {
+        d.set(call.element, "status", outcome.status);
+        if (reason !== undefined) d.set(call.element, "reason", reason.replace(/\.$/, ""));
+        if (outcome.errorClass !== undefined) d.set(call.element, "error", outcome.errorClass);
+        d.appendChild(call.element, { tag: "result", attrs: { synthetic: String(outcome.observationIsSynthetic) }, text: inline });
+        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: g.text });
+        if (outcome.status === "executed") for (const edit of staged) edit(d);
+        if (envDone) d.appendChild(bodyOf(d.tree).id, stopSpec("env-completed", after));
+        else if (completes) d.appendChild(bodyOf(d.tree).id, stopSpec("completed-by-tool", after, `${call.tool} completed the run`));
+      },
+      { label: "call.outcome", by: `e${call.element}` },
+    );
+    Object.assign(this.#counts, after);
+    this.emit({ type: "call", element: call.element, tool: call.tool, status: outcome.status, detail: inline });
+    if (envDone) {
+      this.emit({ type: "stop", reason: "env-completed" });
+      return this.result("env-completed");
+    }
+    if (completes) {
+      this.emit({ type: "stop", reason: "completed-by-tool", detail: `${call.tool} completed the run` });
+      return this.result("completed-by-tool", `${call.tool} completed the run`);
+    }
+    return undefined;
+  }
+}
+
+interface PendingCall {
+  readonly element: NodeId;
+  readonly tool: string;
+  readonly args: string;
+  readonly attempt: number;
+}
+
+interface Diag {
+  readonly kind: string;
+  readonly attrs?: Record<string, string>;
+  readonly text: string;
+}
+
+/** A call's progress stream into `<output>`, bounded to `cap` characters inline (AG-10). */
+class Progress {
+  #stream: StreamWriter | undefined;
+  #written = 0;
+  #dropped = 0;
+  #closed = false;
+
+  constructor(
+    readonly session: Session,
+    readonly call: NodeId,
+    readonly cap: number,
+  ) {}
+
+  write(chunk: string): void {
+    if (this.#closed || typeof chunk !== "string" || chunk === "") return;
+    const room = this.cap - this.#written;
+    if (room <= 0) {
+      this.#dropped += chunk.length;
+      return;
+    }
+    if (this.#stream === undefined) {
+      let output = 0 as NodeId;
+      this.session.commit((d) => void (output = d.appendChild(this.call, { tag: "output" })), { label: "call.output" });
+      this.#stream = this.session.stream(output, { label: "call.output" });
+    }
+    const part = chunk.length > room ? chunk.slice(0, room) : chunk;
+    this.#dropped += chunk.length - part.length;
+    this.#written += part.length;
+    this.#stream.append(part);
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stream?.close();
+  }
+
+  diags(): Diag[] {
+    return this.#dropped > 0
+      ? [
+          {
+            kind: "output-truncated",
+            attrs: { dropped: String(this.#dropped) },
+            text: `progress beyond ${this.cap} characters was not kept (${this.#dropped} dropped)`,
+          },
+        ]
+      : [];
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Prompts are projections (DESIGN §7, PR-7 … PR-14): the exact request the engine sends a model is
+ * a pure function of the session tree at an event (and the immutable blobs it references). The
+ * system prompt comes from the recorded `system` template rendered over the tree; the history
+ * from `<body>`, each element contributing through one pure function; the tools from the recorded
+ * roster. A call without an outcome at that event gets the recorded `missing` observation, so the
+ * request is always valid for a provider — and the log is never rewritten to make it so.
+ *
+ * A `<compaction through="ID"><summary>…</summary></compaction>` in `<meta>` hides the body
+ * children up to and including element ID and puts its summary first.
+ */
+import type { Element, Tree } from "@strata/dom";
+import type { EventId, Store } from "@strata/store";
+import { EngineError } from "./errors.ts";
+import { blobText, bodyOf, metaOf, type RecordedInputs, readInputs } from "./inputs.ts";
+import type { ChatMessage, ModelRequest, ToolCallRequest, ToolSchema } from "./model.ts";
+import type { Session } from "./session.ts";
+import { renderTemplate } from "./template/render.ts";
+import { type SyntheticObservations, syntheticText } from "./tools/synthetic.ts";
+
+/** Where a projection reads blob bytes from. */
+export type BlobText = (hash: string) => string;
+
+/** Statuses of a settled call, and the synthetic text each gets (executed uses its result). */
+const SYNTHETIC_FOR: Record<string, keyof SyntheticObservations> = {
+  not_executed: "notExecuted",
+  env_error: "envError",
+  interrupted: "interrupted",
+};
+
+/** The observation the model sees for a call element (PR-10). */
+export function observationOf(call: Element, synthetic: SyntheticObservations): string {
+  const status = call.attrs.status ?? "";
+  const tool = call.attrs.tool ?? "";
+  if (status === "executed") return call.children.find((c) => c.tag === "result")?.text ?? "";
+  const kind = SYNTHETIC_FOR[status];
+  if (kind !== undefined) return syntheticText(synthetic, kind, { tool, detail: call.attrs.reason ?? "" });
+  return syntheticText(synthetic, "missing", { tool });
+}
+
+function textOf(el: Element): string {
+  return el.children.find((c) => c.tag === "text")?.text ?? "";
+}
+
+/**
+ * What one body element contributes to the history (PR-9). Turns still streaming, failed or
+ * interrupted contribute nothing: the request they were answering is the one before them.
+ */
+export function contribute(el: Element, synthetic: SyntheticObservations): ChatMessage[] {
+  if (el.tag !== "turn") return [];
+  const role = el.attrs.role;
+  if (role === "user") return [{ role: "user", content: textOf(el) }];
+  if (role !== "assistant" || el.attrs.status !== "complete") return [];
+  const calls = el.children.filter((c) => c.tag === "call");
+  const toolCalls: ToolCallRequest[] = calls.map((c) => ({
+    id: c.attrs.id ?? "",
+    name: c.attrs.tool ?? "",
+    arguments: c.children.find((a) => a.tag === "args")?.text ?? "",
+  }));
+  const out: ChatMessage[] = [
+    toolCalls.length > 0 ? { role: "assistant", content: textOf(el), toolCalls } : { role: "assistant", content: textOf(el) },
+  ];
+  for (const c of calls) out.push({ role: "tool", toolCallId: c.attrs.id ?? "", content: observationOf(c, synthetic) });
+  return out;
+}
+
+/** The history of a tree: compaction summary (if any), then each visible body element's part. */
+export function projectMessages(tree: Tree, synthetic: SyntheticObservations): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  const body = bodyOf(tree);
+  const compaction = metaOf(tree).children.findLast((c) => c.tag === "compaction");
+  let hideThrough = -1;
+  if (compaction !== undefined) {
+    const through = Number(compaction.attrs.through);
+    hideThrough = body.children.findIndex((c) => c.id === through);
+    const summary = compaction.children.find((c) => c.tag === "summary")?.text ?? "";
+    if (hideThrough >= 0) messages.push({ role: "user", content: `Summary of the conversation so far:\n${summary}` });
+  }
+  body.children.forEach((el, i) => {
+    if (i > hideThrough) messages.push(...contribute(el, synthetic));
+  });
+  return messages;
+}
+
+/** The request a model is sent at this tree (PR-7). */
+export function projectRequest(tree: Tree, blob: BlobText, inputs: RecordedInputs = readInputs(tree)): ModelRequest {
+  const context: Record<string, string> = {};
+  for (const [path, hash] of inputs.context) context[path] = blob(hash);
+  const tools: ToolSchema[] = inputs.tools.map((t) => ({
+    name: t.name,
+    description: blob(t.descriptionHash),
+    parameters: JSON.parse(blob(t.schemaHash)) as Record<string, unknown>,
+  }));
+  const systemHash = inputs.templates.get("system");
+  const system =
+    systemHash === undefined
+      ? ""
+      : renderTemplate(blob(systemHash), tree, {
+          name: "system",
+          vars: { context, tools: tools.map((t) => t.name), settings: { ...inputs.settings }, model: { ...(inputs.model ?? {}) } },
+        });
+  return {
+    system,
+    messages: projectMessages(tree, inputs.synthetic),
+    tools,
+    settings: inputs.model ?? { provider: "", model: "" },
+  };
+}
+
+/** A blob reader over a store. */
+export function blobReader(store: Store): BlobText {
+  return (hash) => blobText(store, hash);
+}
+
+/**
+ * The exact request the model saw (or would see) at an event of the session (default: the head
+ * of the session's branch, or of `branch`). Throws `TemplateError` when the recorded template does
+ * not render on that tree.
+ */
+export function renderPrompt(session: Session, options: { at?: EventId; branch?: string } = {}): ModelRequest {
+  let tree: Tree;
+  if (options.at !== undefined) tree = session.at(options.at);
+  else if (options.branch !== undefined && options.branch !== session.branch) {
+    const head = session.branches().find((b) => b.name === options.branch);
+    if (head === undefined) throw new EngineError("not-found", `session ${session.id} has no branch named ${options.branch}`);
+    tree = session.at(head.head);
+  } else tree = session.durableTree;
+  return projectRequest(tree, blobReader(session.store));
+}
+
+/**
+ * The system template used when a run names none. It reads only the tree and the recorded
+ * context files, like any template (the article's line is the plan's first bullet).
+ */
+export const DEFAULT_SYSTEM_TEMPLATE = `{#- strata's default system prompt: a projection of the session tree. -#}
+You are a careful coding agent. You work only through the tools listed below, inside the workspace.
+Keep a plan with the todo tool (always send the whole list), and call submit when the task is done.
+{%- for path, text in context %}
+
+## {{ path }}
+{{ text | trim }}
+{%- endfor %}
+
+## Tools
+{% for tool in select("meta > config > tools > tool") -%}
+- {{ tool.attrs.name }}{% if tool.attrs["completes-run"] == "true" %} (ends the run){% endif %}
+{% endfor %}
+## Plan
+- {{ count(select("todo item[status!=completed]")) }} open items
+{% for item in select("meta > todo > item") -%}
+{{ loop.index }}. [{{ "x" if item.attrs.status == "completed" else " " }}] {{ item.text | trim }}{% if item.attrs.status == "in_progress" %}  (in progress){% endif %}
+{% endfor %}`;
