@@ -27,7 +27,7 @@ const GROUPS: Record<string, readonly string[]> = {
   dom: ["apply", "select", "serialize", "memory"],
   store: ["append", "resume", "chains"],
   engine: ["session"],
-  agent: ["loop", "prompt"],
+  agent: ["loop", "prompt", "inspector"],
 };
 
 interface Args {

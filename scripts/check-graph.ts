@@ -14,8 +14,8 @@ export const ALLOWED: Record<string, readonly string[]> = {
   "@strata/store": [],
   "@strata/engine": ["@strata/dom", "@strata/store"],
   "@strata/models": ["@strata/engine", "@strata/dom", "@strata/store"],
-  "@strata/cli": ["@strata/engine", "@strata/models", "@strata/dom", "@strata/store"],
-  "@strata/inspector": ["@strata/engine", "@strata/dom"],
+  "@strata/cli": ["@strata/engine", "@strata/models", "@strata/dom", "@strata/store", "@strata/inspector"],
+  "@strata/inspector": ["@strata/engine", "@strata/dom", "@strata/store"],
 };
 
 interface Pkg {

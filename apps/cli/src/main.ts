@@ -13,6 +13,7 @@ import { exportCmd, importCmd } from "./commands/bundle.ts";
 import { bisect, replay, verify } from "./commands/check.ts";
 import { fork, rewind } from "./commands/history.ts";
 import { branches, diff, log, ls, show } from "./commands/read.ts";
+import { serve } from "./commands/serve.ts";
 import { makeContext, NoDatabase } from "./context.ts";
 import { CliError, EXIT, UsageError } from "./errors.ts";
 import { makeOut, type OutStreams } from "./output.ts";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   exportCmd,
   importCmd,
   verify,
+  serve,
 ];
 
 export interface MainIo extends Partial<OutStreams> {

@@ -19,7 +19,7 @@
  * `interrupted`. The outcome, the observation, staged tree edits and any stop it causes are one
  * event.
  */
-import type { NodeId, TreeDraft } from "@strata/dom";
+import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
 import { bodyOf, type RecordedInputs, readInputs, recordInputs } from "./inputs.ts";
 import { lifecycleWork } from "./lifecycle.ts";
 import { type Model, ModelError, type ModelSettings } from "./model.ts";
@@ -207,7 +207,7 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
         void (element = d.appendChild(bodyOf(d.tree).id, {
           tag: "turn",
           attrs: { role: "user" },
-          children: [{ tag: "text", text: task }],
+          children: [{ tag: "text", text: clean(task) }],
         })),
       { label: "turn.user" },
     );
@@ -399,7 +399,13 @@ class Loop {
               (d) => {
                 element = d.appendChild(turnId, {
                   tag: "call",
-                  attrs: { id: ev.id, tool: ev.name, index: String(ev.index), replay: spec?.replayPolicy ?? "never", status: "arguments" },
+                  attrs: {
+                    id: clean(ev.id),
+                    tool: clean(ev.name),
+                    index: String(ev.index),
+                    replay: spec?.replayPolicy ?? "never",
+                    status: "arguments",
+                  },
                 });
                 args = d.appendChild(element, { tag: "args" });
               },
@@ -496,8 +502,8 @@ class Loop {
         }
         if (usage !== undefined)
           d.appendChild(turnId, { tag: "usage", attrs: { input: String(usage.input), output: String(usage.output) } });
-        d.appendChild(turnId, { tag: "diag", attrs: { kind: cancelled ? "cancelled" : `model-${e.kind}` }, text: e.message });
-        d.appendChild(bodyOf(d.tree).id, stopSpec(reason, after, e.message));
+        d.appendChild(turnId, { tag: "diag", attrs: { kind: cancelled ? "cancelled" : `model-${e.kind}` }, text: clean(e.message) });
+        d.appendChild(bodyOf(d.tree).id, stopSpec(reason, after, clean(e.message)));
       },
       { label: cancelled ? "run.stop" : "turn.failed" },
     );
@@ -592,8 +598,8 @@ class Loop {
     this.session.commit(
       (d) => {
         d.set(call.element, "status", "interrupted");
-        d.set(call.element, "reason", reason);
-        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: g.text });
+        d.set(call.element, "reason", clean(reason));
+        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: clean(g.text) });
       },
       { label: "call.interrupted", by: `e${call.element}` },
     );
@@ -640,10 +646,10 @@ class Loop {
     s.commit(
       (d: TreeDraft) => {
         d.set(call.element, "status", outcome.status);
-        if (reason !== undefined) d.set(call.element, "reason", reason.replace(/\.$/, ""));
-        if (outcome.errorClass !== undefined) d.set(call.element, "error", outcome.errorClass);
-        d.appendChild(call.element, { tag: "result", attrs: { synthetic: String(outcome.observationIsSynthetic) }, text: inline });
-        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: g.text });
+        if (reason !== undefined) d.set(call.element, "reason", clean(reason.replace(/\.$/, "")));
+        if (outcome.errorClass !== undefined) d.set(call.element, "error", clean(outcome.errorClass));
+        d.appendChild(call.element, { tag: "result", attrs: { synthetic: String(outcome.observationIsSynthetic) }, text: clean(inline) });
+        for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: clean(g.text) });
         if (outcome.status === "executed") for (const edit of staged) edit(d);
         if (envDone) d.appendChild(bodyOf(d.tree).id, stopSpec("env-completed", after));
         else if (completes) d.appendChild(bodyOf(d.tree).id, stopSpec("completed-by-tool", after, `${call.tool} completed the run`));

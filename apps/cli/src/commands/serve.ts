@@ -1,0 +1,60 @@
+/** `strata serve` (CLI-25, IN-1 … IN-9): the read-only web inspector over the database. */
+import { buildApp, needsBuild, STATIC_DIR, startServer } from "@strata/inspector";
+import { type Command, int, str } from "../command.ts";
+import { CliError, UsageError } from "../errors.ts";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export const serve: Command = {
+  name: "serve",
+  summary: "the web inspector: timeline, tree at any event, diffs, prompts, live sessions",
+  usage: "strata serve [--port N] [--host H] [--token T]",
+  description:
+    "Serves the inspector on http://127.0.0.1:7357 (read-only: no endpoint changes a session). Binding to any other address needs a token: give one with --token or one is generated and printed; every request must carry it. JSON endpoints under /api/, and the live patch stream as Server-Sent Events: curl -N 'http://127.0.0.1:7357/api/sessions/SESSION/stream?from=EVENT'.",
+  examples: ["strata serve", "strata serve --port 8080", "strata serve --host 0.0.0.0   # prints a URL with a token"],
+  options: {
+    port: { type: "string", value: "N", description: "the port (default 7357; 0 picks a free one)" },
+    host: { type: "string", value: "H", description: "the address to bind (default 127.0.0.1)" },
+    token: { type: "string", value: "T", description: "the token every request must carry (required off loopback; generated if absent)" },
+  },
+  positionals: { min: 0, max: 0 },
+  json: true,
+  async run(ctx, args) {
+    const port = int(args, "port", 7357);
+    if (port > 65535) throw new UsageError(`--port ${port} is not a port (0–65535)`);
+    const host = str(args, "host") ?? "127.0.0.1";
+    const given = str(args, "token");
+    if (given !== undefined && given.length < 8) throw new UsageError("--token must be at least 8 characters");
+    const store = ctx.store();
+    if (needsBuild()) {
+      ctx.out.note("building the inspector web app (first run)…");
+      await buildApp();
+    }
+    let running: Awaited<ReturnType<typeof startServer>>;
+    try {
+      running = await startServer({ store, port, host, ...(given !== undefined ? { token: given } : {}), staticDir: STATIC_DIR });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EADDRINUSE") throw new CliError(`port ${port} is in use; pick another with --port`);
+      if (code === "EADDRNOTAVAIL") throw new CliError(`cannot bind ${host}: not an address of this machine`);
+      throw e;
+    }
+    const url = running.token === undefined ? running.url : `${running.url}?token=${running.token}`;
+    if (ctx.out.json) ctx.out.data({ url, token: running.token ?? null, db: ctx.dbPath });
+    else {
+      ctx.out.line(
+        `strata inspector on ${ctx.out.paint("cyan", url)}  ${ctx.out.paint("dim", `(${ctx.dbPath}, read-only; Ctrl-C stops it)`)}`,
+      );
+      if (!LOOPBACK.has(host) && given === undefined)
+        ctx.out.line(ctx.out.paint("yellow", `token: ${running.token} — every request must carry it`));
+    }
+    await new Promise<void>((resolve) => {
+      const stop = (): void => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      ctx.signal.addEventListener("abort", stop, { once: true });
+    });
+    await running.close();
+    return 0;
+  },
+};

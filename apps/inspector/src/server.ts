@@ -1,0 +1,447 @@
+/**
+ * `strata serve`: the inspector's HTTP server (IN-1 … IN-9). Read-only JSON over the store,
+ * the live patch stream as Server-Sent Events in the article's framing, and the built web app.
+ *
+ * The server is a view (L8): it reads the same SQLite file the writers append to and follows a
+ * branch by watching its head, so a `strata run` in another process streams to any open page or
+ * `curl`. It never writes: no endpoint changes a session.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize, resolve, sep } from "node:path";
+import { DomError, diffTrees, type Element, select, type Tree, toXml } from "@strata/dom";
+import { blobReader, decodeEvent, EngineError, encodeSse, materialize, projectRequest } from "@strata/engine";
+import type { BranchInfo, EventId, EventMeta, SessionId, Store } from "@strata/store";
+import { StoreError } from "@strata/store";
+
+export interface ServeOptions {
+  readonly store: Store;
+  /** Default 7357; 0 picks a free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1. Any other address needs a token. */
+  readonly host?: string;
+  /** Required (generated when absent) unless the host is a loopback address. */
+  readonly token?: string;
+  /** The built web app (index.html and assets). */
+  readonly staticDir: string;
+  /** How often a stream checks its branch head, in ms (default 100). */
+  readonly pollMs?: number;
+}
+
+export interface Running {
+  readonly url: string;
+  readonly token: string | undefined;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".map": "application/json; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A small cache of materialized trees (scrubbing asks for the same events again and again). */
+class Trees {
+  readonly #cache = new Map<number, Tree>();
+  constructor(private readonly store: Store) {}
+  at(event: EventId): Tree {
+    const hit = this.#cache.get(event);
+    if (hit !== undefined) {
+      this.#cache.delete(event);
+      this.#cache.set(event, hit);
+      return hit;
+    }
+    const tree = materialize(this.store, event);
+    this.#cache.set(event, tree);
+    if (this.#cache.size > 24) this.#cache.delete(this.#cache.keys().next().value as number);
+    return tree;
+  }
+}
+
+/** How much of a tree one response carries: long texts are cut, long child lists windowed. */
+export interface TreeWindow {
+  /** Characters of text per element (the full length is given as `textLength`). */
+  readonly maxText: number;
+  /** A parent with more children than this shows only the first `head` and last `tail`. */
+  readonly maxChildren: number;
+  readonly head: number;
+  readonly tail: number;
+}
+
+export const FULL: TreeWindow = { maxText: Number.POSITIVE_INFINITY, maxChildren: Number.POSITIVE_INFINITY, head: 0, tail: 0 };
+export const WINDOW: TreeWindow = { maxText: 2000, maxChildren: 400, head: 20, tail: 200 };
+
+/**
+ * JSON of an element and its subtree (IN-4). With a window, its size and its cost are bounded by
+ * what a screen can show, whatever the session's length: only the first and last children of a
+ * long list are visited (through sibling links, so the pages of the skipped ones are never
+ * loaded); the skipped run is `{"elided": {"after": id, "before": id}}` (fetch it from
+ * /children), and a cut text has `textLength` (fetch it whole from /text).
+ */
+export function treeJson(el: Element, w: TreeWindow = FULL): unknown {
+  const out: Record<string, unknown> = { id: el.id, tag: el.tag, attrs: el.attrs };
+  if (el.text !== "") {
+    out.text = el.text.length > w.maxText ? el.text.slice(0, w.maxText) : el.text;
+    if (el.text.length > w.maxText) out.textLength = el.text.length;
+  }
+  const head: Element[] = [];
+  let c = el.firstChild;
+  while (c !== null && head.length <= w.maxChildren) {
+    head.push(c);
+    c = c.nextSibling;
+  }
+  if (c === null) {
+    if (head.length > 0) out.children = head.map((k) => treeJson(k, w));
+    return out;
+  }
+  const tail: Element[] = [];
+  for (let t = el.lastChild; t !== null && tail.length < w.tail; t = t.prevSibling) tail.unshift(t);
+  const shown = head.slice(0, w.head);
+  out.children = [
+    ...shown.map((k) => treeJson(k, w)),
+    { elided: { after: (shown[shown.length - 1] as Element).id, before: (tail[0] as Element).id } },
+    ...tail.map((k) => treeJson(k, w)),
+  ];
+  return out;
+}
+
+export async function startServer(options: ServeOptions): Promise<Running> {
+  const { store } = options;
+  const host = options.host ?? "127.0.0.1";
+  const token = options.token ?? (LOOPBACK.has(host) ? undefined : randomBytes(18).toString("base64url"));
+  const trees = new Trees(store);
+  const streams = new Set<() => void>();
+  const staticDir = resolve(options.staticDir);
+
+  const authorized = (req: IncomingMessage, url: URL): boolean => {
+    if (token === undefined) return true;
+    const given = url.searchParams.get("token") ?? /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
+    const a = Buffer.from(given);
+    const b = Buffer.from(token);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    try {
+      if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "the inspector is read-only: only GET and HEAD");
+      if (!authorized(req, url))
+        throw new HttpError(401, "missing or wrong token: open the URL `strata serve` printed (it carries ?token=…)");
+      if (url.pathname.startsWith("/api/")) return api(req, res, url);
+      serveStatic(res, url.pathname, req.method === "HEAD");
+      return;
+    } catch (e) {
+      fail(res, e);
+    }
+  });
+
+  function fail(res: ServerResponse, e: unknown): void {
+    let status = 500;
+    let message = (e as Error)?.message ?? String(e);
+    if (e instanceof HttpError) status = e.status;
+    else if (e instanceof DomError && e.code === "bad-selector") status = 400;
+    else if ((e instanceof EngineError || e instanceof StoreError) && e.code === "not-found") status = 404;
+    else if (e instanceof EngineError && e.code === "bad-input") status = 400;
+    else if (!(e instanceof EngineError || e instanceof StoreError)) message = `internal error: ${message}`;
+    if (res.headersSent) return void res.end();
+    json(res, status, { error: { status, message } });
+  }
+
+  function json(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      "content-length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  }
+
+  function sessionOf(id: string): SessionId {
+    const s = store.getSession(id as SessionId);
+    if (s === undefined) throw new HttpError(404, `no session ${id}`);
+    return s.id;
+  }
+
+  function branchOf(session: SessionId, name: string | null): BranchInfo {
+    const b = store.branch(session, name ?? "main");
+    if (b === undefined) throw new HttpError(404, `session ${session} has no branch ${JSON.stringify(name)}`);
+    return b;
+  }
+
+  function eventOf(session: SessionId, text: string | null, fallback?: EventId): EventId {
+    if (text === null || text === "") {
+      if (fallback !== undefined) return fallback;
+      throw new HttpError(400, "an event id is required (?at=EVENT)");
+    }
+    if (!/^[0-9]+$/.test(text)) throw new HttpError(400, `${JSON.stringify(text)} is not an event id`);
+    const meta = store.eventMeta(Number(text) as EventId);
+    if (meta === undefined || meta.session !== session) throw new HttpError(404, `event ${text} is not an event of session ${session}`);
+    return meta.id;
+  }
+
+  function api(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const parts = url.pathname.split("/").filter(Boolean).slice(1).map(decodeURIComponent);
+    const q = url.searchParams;
+    if (parts.length === 1 && parts[0] === "sessions") {
+      const sessions = store.listSessions().map((s) => {
+        const branches = store.branches(s.id);
+        const main = branches.find((b) => b.name === "main") ?? branches[0];
+        const head = main === undefined ? undefined : store.eventMeta(main.head);
+        return {
+          id: s.id,
+          title: s.title,
+          created: s.created,
+          branches: branches.length,
+          events: main?.headDepth ?? 0,
+          lastActivity: head?.ts ?? s.created,
+          lastLabel: head?.label ?? null,
+        };
+      });
+      json(res, 200, { sessions });
+      return;
+    }
+    if (parts[0] !== "sessions" || parts[1] === undefined) throw new HttpError(404, `no endpoint ${url.pathname}`);
+    const session = sessionOf(parts[1]);
+    const what = parts[2];
+    if (what === undefined) {
+      const info = store.getSession(session);
+      const branches = store.branches(session).map((b) => ({
+        name: b.name,
+        head: b.head,
+        events: b.headDepth,
+        origin: b.origin,
+        originEvent: b.originEvent,
+        originDepth: b.originEvent === null ? null : (store.eventMeta(b.originEvent)?.depth ?? null),
+        created: b.created,
+      }));
+      json(res, 200, { ...info, branches });
+      return;
+    }
+    if (what === "events") {
+      const b = branchOf(session, q.get("branch"));
+      const offset = Math.max(0, Number(q.get("offset") ?? 0) | 0);
+      const limit = Math.min(5000, Math.max(1, Number(q.get("limit") ?? 500) | 0));
+      const events = store.chainMeta(b.head, offset, limit).map(metaJson);
+      json(res, 200, { branch: b.name, head: b.head, total: b.headDepth, offset, events });
+      return;
+    }
+    if (what === "event") {
+      const id = eventOf(session, parts[3] ?? null);
+      const e = store.event(id);
+      if (e === undefined) throw new HttpError(404, `no event ${id}`);
+      const d = decodeEvent(e);
+      json(res, 200, { ...metaJson(e), ...(d.kind === "patch" ? { ops: d.ops } : { skeleton: d.skeleton }) });
+      return;
+    }
+    const b = branchOf(session, q.get("branch"));
+    if (what === "tree") {
+      const at = eventOf(session, q.get("at"), b.head);
+      const tree = trees.at(at);
+      const css = q.get("select");
+      if (css !== null && css !== "") {
+        json(res, 200, { event: at, matches: select(tree, css).map((e) => e.id) });
+        return;
+      }
+      if (q.get("format") === "xml") {
+        const xml = toXml(tree);
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/xml; charset=utf-8", "cache-control": "no-store" });
+        return void res.end(xml);
+      }
+      json(res, 200, {
+        event: at,
+        hwm: tree.hwm,
+        size: tree.size,
+        root: treeJson(tree.root, q.get("full") === "1" ? FULL : WINDOW),
+      });
+      return;
+    }
+    if (what === "children" || what === "text") {
+      const at = eventOf(session, q.get("at"), b.head);
+      const el = trees.at(at).get(Number(q.get("id")));
+      if (el === undefined) throw new HttpError(404, `no element ${q.get("id")} at event ${at}`);
+      if (what === "text") {
+        json(res, 200, { event: at, id: el.id, text: el.text });
+        return;
+      }
+      // children after sibling `after` (default: from the first), at most `limit`, stopping at `before`
+      const limit = Math.min(2000, Math.max(1, Number(q.get("limit") ?? 200) | 0));
+      const afterId = q.get("after");
+      const before = Number(q.get("before") ?? 0);
+      let c = afterId === null ? el.firstChild : (trees.at(at).get(Number(afterId))?.nextSibling ?? null);
+      if (afterId !== null && trees.at(at).get(Number(afterId))?.parent?.id !== el.id)
+        throw new HttpError(400, `element ${afterId} is not a child of ${el.id}`);
+      const children: unknown[] = [];
+      while (c !== null && c.id !== before && children.length < limit) {
+        children.push(treeJson(c, WINDOW));
+        c = c.nextSibling;
+      }
+      json(res, 200, { event: at, id: el.id, children, more: c !== null && c.id !== before });
+      return;
+    }
+    if (what === "diff") {
+      const from = eventOf(session, q.get("from"));
+      const to = eventOf(session, q.get("to"), b.head);
+      json(res, 200, { from, to, diff: diffTrees(trees.at(from), trees.at(to)) });
+      return;
+    }
+    if (what === "prompt") {
+      const at = eventOf(session, q.get("at"), b.head);
+      json(res, 200, { event: at, request: projectRequest(trees.at(at), blobReader(store)) });
+      return;
+    }
+    if (what === "stream") {
+      stream(req, res, session, b, q);
+      return;
+    }
+    throw new HttpError(404, `no endpoint ${url.pathname}`);
+  }
+
+  function metaJson(e: EventMeta): Record<string, unknown> {
+    return { id: e.id, prior: e.prior, depth: e.depth, ts: e.ts, kind: e.kind, label: e.label, by: e.by };
+  }
+
+  /**
+   * The live stream (IN-5): event frames after the cursor (`?from=`, or `Last-Event-ID` on a
+   * reconnect, or the head), then every new event as the branch grows; a `reset@1` frame with the
+   * new head's tree when the head moves to another line (rewind).
+   */
+  function stream(req: IncomingMessage, res: ServerResponse, session: SessionId, branch: BranchInfo, q: URLSearchParams): void {
+    const last = req.headers["last-event-id"];
+    const fromText = (typeof last === "string" && last !== "" ? last : null) ?? q.get("from");
+    let cursor = fromText === null ? branch.head : eventOf(session, fromText);
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    res.write("retry: 1000\n\n");
+    let closed = false;
+    const write = (s: string): void => {
+      if (!closed) res.write(s);
+    };
+    const reset = (head: EventId): void => {
+      write(encodeSse({ type: "reset", event: head, branch: branch.name, tree: JSON.stringify(treeJson(trees.at(head).root, WINDOW)) }));
+      cursor = head;
+    };
+    if (q.get("snapshot") === "1")
+      write(
+        encodeSse({ type: "snapshot", event: cursor, branch: branch.name, tree: JSON.stringify(treeJson(trees.at(cursor).root, WINDOW)) }),
+      );
+    const pump = (): void => {
+      if (closed) return;
+      const b = store.branch(session, branch.name);
+      if (b === undefined) {
+        write(`event: gone@1\ndata: ${JSON.stringify({ branch: branch.name })}\n\n`);
+        stop();
+        return;
+      }
+      if (b.head === cursor) return;
+      if (!store.isAncestor(cursor, b.head)) {
+        reset(b.head);
+        return;
+      }
+      const from = store.eventMeta(cursor)?.depth ?? 0;
+      for (let depth = from; depth < b.headDepth && !closed; ) {
+        const batch = store.chain(b.head, depth, 1000);
+        if (batch.length === 0) break;
+        let out = "";
+        for (const e of batch) {
+          const d = decodeEvent(e);
+          if (d.kind === "patch") out += encodeSse({ type: "event", id: e.id, label: e.label, by: e.by, ops: d.ops });
+        }
+        write(out);
+        depth += batch.length;
+        cursor = (batch[batch.length - 1] as EventMeta).id;
+      }
+    };
+    const timer = setInterval(() => {
+      try {
+        pump();
+      } catch (e) {
+        write(`event: error@1\ndata: ${JSON.stringify({ message: (e as Error).message })}\n\n`);
+      }
+    }, options.pollMs ?? 100);
+    const keepAlive = setInterval(() => write(": keep-alive\n\n"), 15_000);
+    const stop = (): void => {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      clearInterval(keepAlive);
+      streams.delete(stop);
+      res.end();
+    };
+    streams.add(stop);
+    req.on("close", stop);
+    pump();
+  }
+
+  function serveStatic(res: ServerResponse, pathname: string, head: boolean): void {
+    if (!existsSync(join(staticDir, "index.html")))
+      throw new HttpError(503, `the web app is not built (${staticDir}); run \`pnpm --filter @strata/inspector build\``);
+    let rel = normalize(decodeURIComponent(pathname)).replace(/^[/\\]+/, "");
+    if (rel === "" || rel.endsWith(sep)) rel = "index.html";
+    let file = resolve(staticDir, rel);
+    if (file !== staticDir && !file.startsWith(staticDir + sep)) throw new HttpError(404, "not found");
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      if (extname(rel) !== "") throw new HttpError(404, `no file ${pathname}`);
+      file = join(staticDir, "index.html"); // client-side routes
+    }
+    const body = readFileSync(file);
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+      "content-length": body.length,
+      "cache-control": file.includes(`${sep}assets${sep}`) ? "public, max-age=31536000, immutable" : "no-cache",
+    });
+    res.end(head ? undefined : body);
+  }
+
+  await new Promise<void>((ok, ko) => {
+    server.once("error", ko);
+    server.listen(options.port ?? 7357, host, () => ok());
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}/`,
+    token,
+    close: () =>
+      new Promise<void>((ok) => {
+        for (const stop of [...streams]) stop();
+        server.close(() => ok());
+        server.closeAllConnections?.();
+      }),
+  };
+}
