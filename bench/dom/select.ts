@@ -180,7 +180,7 @@ export function render(agg: Aggregate): string {
     "",
     provenance(agg),
     "",
-    `The ${ELEMENTS.toLocaleString("en-US")}-element session tree of benchmark 1 (another seed). Baseline: css-select 7.0.0 \`selectAll(sel, dom, {xmlMode: true})\` over domhandler 6.0.1 nodes from htmlparser2 12.0.0 \`parseDocument(xml, {xmlMode: true})\`, where \`xml\` is \`toXml(tree, {ids: false})\` (${value(agg, "xmlBytes", bytes)}). Both engines compile the selector on every call, run in interleaved rounds, and return the same number of matches (checked). Time per query, median (spread).`,
+    `The ${ELEMENTS.toLocaleString("en-US")}-element session tree of benchmark 1 (another seed). Baseline: css-select 7.0.0 \`selectAll(sel, dom, {xmlMode: true})\` over domhandler 6.0.1 nodes from htmlparser2 12.0.0 \`parseDocument(xml, {xmlMode: true})\`, where \`xml\` is \`toXml(tree, {ids: false})\` (${value(agg, "xmlBytes", bytes)}). Both engines compile the selector on every call, run in interleaved rounds, and return the same number of matches (checked). @strata/dom answers selectors whose subject names a tag from the tree's tag index (DOM-33, decision 0013), built by the first query on the tree (one walk, not in the timed samples) and reused — as on a session's head, where the journal carries it from version to version; \`session > body > turn\`-style and tagless selectors are tested on the tag's elements only. Time per query, median (spread).`,
     "",
     table(["selector", "matches", "css-select + domhandler (baseline)", "@strata/dom `select`", "ratio", "target", "verdict"], rows),
     "",

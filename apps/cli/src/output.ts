@@ -94,3 +94,15 @@ export function ago(ms: number, now: number): string {
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} d ago`;
 }
+
+/**
+ * Text from a model or a tool, made safe for a terminal: control characters (ANSI and OSC escape
+ * sequences, bells, carriage returns) are shown as symbols instead of being interpreted; newlines
+ * and tabs stay.
+ */
+export function printable(s: string): string {
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f\u0080-\u009f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? "␡" : `\\x${code.toString(16)}`;
+  });
+}

@@ -1,10 +1,10 @@
 /** Human views of trees, diffs and ops (CLI-6, CLI-7). */
 import type { Element, Op, Tree, TreeDiff } from "@strata/dom";
-import type { Out } from "./output.ts";
+import { type Out, printable } from "./output.ts";
 
 /** One line of text for a listing: newlines shown, long text cut. */
 export function oneLine(s: string, max = 80): string {
-  const flat = s.replace(/\r?\n/g, "⏎").replace(/\t/g, "→");
+  const flat = printable(s.replace(/\r?\n/g, "⏎").replace(/\t/g, "→"));
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

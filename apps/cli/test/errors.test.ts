@@ -1,6 +1,6 @@
 /** CLI-1 … CLI-9: help everywhere, exit codes, and a clear message for every kind of bad input. */
 import { createHash } from "node:crypto";
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -45,6 +45,19 @@ describe("CLI-2 usage errors exit 2", () => {
     }
     const j = await strata(dir, ["frobnicate", "--json"]);
     expect(json<{ error: { code: number } }>(j).error.code).toBe(2);
+    // flags are checked before anything is created
+    for (const args of [
+      ["run", "hello", "--temperature", "5"],
+      ["run", "hello", "--max-steps", "x"],
+      ["run", "hello", "--model", "magic:x"],
+    ]) {
+      const r = await strata(dir, args);
+      expect(r.code, args.join(" ")).toBeGreaterThan(0);
+      expect(r.stdout).toBe("");
+    }
+    const none = await strata(dir, ["run", "hello", "--session", "NOPE"]);
+    expect(none.code).toBe(1);
+    expect(existsSync(join(dir, ".strata", "strata.db"))).toBe(false);
   }, 60_000);
 });
 

@@ -141,20 +141,49 @@ export async function startServer(options: ServeOptions): Promise<Running> {
   const streams = new Set<() => void>();
   const staticDir = resolve(options.staticDir);
 
-  const authorized = (req: IncomingMessage, url: URL): boolean => {
-    if (token === undefined) return true;
-    const given = url.searchParams.get("token") ?? /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
+  const matches = (given: string | undefined): boolean => {
+    if (token === undefined || given === undefined) return false;
     const a = Buffer.from(given);
     const b = Buffer.from(token);
     return a.length === b.length && timingSafeEqual(a, b);
+  };
+  /** The token from the query, the Authorization header, or the cookie set when the page was opened. */
+  const authorized = (req: IncomingMessage, url: URL): "query" | "other" | false => {
+    if (token === undefined) return "other";
+    if (matches(url.searchParams.get("token") ?? undefined)) return "query";
+    if (matches(/^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1])) return "other";
+    const cookie = /(?:^|;\s*)strata_token=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
+    return matches(cookie === undefined ? undefined : decodeURIComponent(cookie)) ? "other" : false;
+  };
+  /**
+   * Without a token the server answers only requests addressed to a loopback name, so a web page
+   * elsewhere cannot reach it through DNS rebinding.
+   */
+  const hostOk = (req: IncomingMessage): boolean => {
+    if (token !== undefined) return true;
+    const host = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+    return LOOPBACK.has(host);
   };
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     try {
       if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "the inspector is read-only: only GET and HEAD");
-      if (!authorized(req, url))
-        throw new HttpError(401, "missing or wrong token: open the URL `strata serve` printed (it carries ?token=…)");
+      if (!hostOk(req))
+        throw new HttpError(
+          403,
+          `the inspector answers only requests to 127.0.0.1, localhost or [::1] (got Host: ${req.headers.host ?? "none"})`,
+        );
+      const auth = authorized(req, url);
+      if (auth === false) throw new HttpError(401, "missing or wrong token: open the URL `strata serve` printed (it carries ?token=…)");
+      // The page's own assets and requests then carry the token as a cookie.
+      if (auth === "query")
+        res.setHeader("set-cookie", `strata_token=${encodeURIComponent(token as string)}; HttpOnly; SameSite=Strict; Path=/`);
+      try {
+        decodeURIComponent(url.pathname);
+      } catch {
+        throw new HttpError(400, `the path ${url.pathname} is not valid percent-encoding`);
+      }
       if (url.pathname.startsWith("/api/")) return api(req, res, url);
       serveStatic(res, url.pathname, req.method === "HEAD");
       return;
@@ -360,7 +389,7 @@ export async function startServer(options: ServeOptions): Promise<Running> {
         encodeSse({ type: "snapshot", event: cursor, branch: branch.name, tree: JSON.stringify(treeJson(trees.at(cursor).root, WINDOW)) }),
       );
     const pump = (): void => {
-      if (closed) return;
+      if (closed || res.writableLength > 8 * 1024 * 1024) return; // a slow reader: wait for it to drain
       const b = store.branch(session, branch.name);
       if (b === undefined) {
         write(`event: gone@1\ndata: ${JSON.stringify({ branch: branch.name })}\n\n`);
@@ -373,7 +402,9 @@ export async function startServer(options: ServeOptions): Promise<Running> {
         return;
       }
       const from = store.eventMeta(cursor)?.depth ?? 0;
-      for (let depth = from; depth < b.headDepth && !closed; ) {
+      // At most 5,000 events per tick: a client far behind catches up over several ticks, with
+      // bounded memory, instead of in one unbounded write.
+      for (let depth = from, sent = 0; depth < b.headDepth && !closed && sent < 5000; sent += 1000) {
         const batch = store.chain(b.head, depth, 1000);
         if (batch.length === 0) break;
         let out = "";

@@ -112,6 +112,24 @@ describe("IN-5 the live stream", () => {
 });
 
 describe("IN-7 … IN-9 static app, headers, tokens", () => {
+  it("without a token, only loopback Host names are answered (no DNS rebinding); bad escapes are 400", async () => {
+    const { request } = await import("node:http");
+    const status = (path: string, host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const u = new URL(srv.url);
+        const r = request({ host: u.hostname, port: u.port, path, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        r.on("error", reject);
+        r.end();
+      });
+    expect(await status("/api/sessions", "evil.example:80")).toBe(403);
+    expect(await status("/api/sessions", "localhost:1234")).toBe(200);
+    expect(await status("/api/sessions", "[::1]:1234")).toBe(200);
+    expect(await status("/%E0%A4%A", "127.0.0.1")).toBe(400);
+  });
+
   it("serves the app with a CSP that forbids inline script, and correct content types", async () => {
     const res = await get("/");
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -133,6 +151,14 @@ describe("IN-7 … IN-9 static app, headers, tokens", () => {
       expect((await fetch(new URL("/api/sessions?token=wrong-token", guarded.url))).status).toBe(401);
       expect((await fetch(new URL("/api/sessions?token=s3cret-token", guarded.url))).status).toBe(200);
       expect((await fetch(new URL("/api/sessions", guarded.url), { headers: { authorization: "Bearer s3cret-token" } })).status).toBe(200);
+      // opening the page with ?token= sets a cookie, so its assets load without the query
+      const page = await fetch(new URL("/?token=s3cret-token", guarded.url));
+      const cookie = (page.headers.get("set-cookie") ?? "").split(";")[0] as string;
+      expect(cookie).toBe("strata_token=s3cret-token");
+      expect(page.headers.get("set-cookie")).toContain("HttpOnly");
+      const asset = /src="\.\/(assets\/[^"]+\.js)"/.exec(await page.text())?.[1] as string;
+      expect((await fetch(new URL(`/${asset}`, guarded.url))).status).toBe(401);
+      expect((await fetch(new URL(`/${asset}`, guarded.url), { headers: { cookie } })).status).toBe(200);
     } finally {
       await guarded.close();
     }

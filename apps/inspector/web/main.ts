@@ -373,7 +373,7 @@ class SessionView extends Base {
         <span class="dim">${this.info.id}</span>
         <label>branch
           <select data-test="branch" @change=${(e: Event) => (location.hash = `#/s/${encodeURIComponent(this.session)}?branch=${encodeURIComponent((e.target as HTMLSelectElement).value)}`)}>
-            ${this.info.branches.map((b) => html`<option value=${b.name} ?selected=${b.name === this.branch}>${b.name}</option>`)}
+            ${this.info.branches.map((b) => html`<option value=${b.name} ?selected=${b.name === this.branch}>${visible(b.name)}</option>`)}
           </select>
         </label>
         <span data-test="live" class=${this.following ? "live" : "paused"}>${this.live === "live" ? (this.following ? "● live, following" : "❚❚ paused (scrubbed back)") : this.live}</span>
@@ -396,7 +396,7 @@ class SessionView extends Base {
         <div class="right">
           <div class="tabs">
             ${(["tree", "diff", "prompt", "event"] as Tab[]).map((t) => html`<button data-tab=${t} class=${this.tab === t ? "on" : ""} @click=${() => this.#setTab(t)}>${t}</button>`)}
-            <span class="dim">event ${selected?.id ?? "…"} ${selected?.label ?? ""} ${selected ? time(selected.ts) : ""}</span>
+            <span class="dim">event ${selected?.id ?? "…"} ${visible(selected?.label ?? "")} ${selected ? time(selected.ts) : ""}</span>
             ${
               this.tab === "tree"
                 ? html`<input data-test="select" placeholder="CSS selector, e.g. call[status=running]" size="36" @change=${(e: Event) => {
@@ -426,7 +426,7 @@ class SessionView extends Base {
             this.base = i;
             this.#setTab("diff");
           } else void this.#select(i);
-        }}><span class="id">${e?.id ?? "…"}</span>${e?.label ?? e?.kind ?? ""} <span class="dim">${e?.by ? `by ${e.by}` : ""}</span></div>`,
+        }}><span class="id">${e?.id ?? "…"}</span>${visible(e?.label ?? e?.kind ?? "")} <span class="dim">${e?.by ? `by ${visible(e.by)}` : ""}</span></div>`,
       );
     }
     return html`<div ${css({ height: `${this.total * ROW}px`, position: "relative" })}>${rows}</div>`;
@@ -446,7 +446,7 @@ class SessionView extends Base {
           <title>${b.name}: ${b.origin}${b.originEvent !== null ? ` at event ${b.originEvent}` : ""}, head ${b.head} (${b.events} events)</title>
           <line x1=${x(from)} x2=${x(b.events)} y1=${y} y2=${y} stroke=${b.name === this.branch ? "#5fb3ff" : b.origin === "rewind" ? "#444c56" : "#7d8794"} stroke-width="3" stroke-dasharray=${b.origin === "rewind" ? "4 3" : "none"}></line>
           ${b.originDepth !== null ? svg`<circle cx=${x(from)} cy=${y} r="3" fill="#d29922"></circle>` : nothing}
-          <text x=${x(from) + 4} y=${y - 4}>${b.name}</text>
+          <text x=${x(from) + 4} y=${y - 4}>${visible(b.name)}</text>
         </g>`;
       })}
     </svg></div>`;
@@ -560,9 +560,9 @@ class SessionView extends Base {
       <div class="role">system</div><pre class="msg">${visible(r.system)}</pre>
       ${r.messages.map(
         (m) =>
-          html`<div class="role">${m.role}${m.toolCallId ? ` (${m.toolCallId})` : ""}</div><pre class="msg">${visible(m.content)}${(m.toolCalls ?? []).map((c) => `\n[call ${c.id}] ${c.name} ${c.arguments}`).join("")}</pre>`,
+          html`<div class="role">${m.role}${m.toolCallId ? ` (${m.toolCallId})` : ""}</div><pre class="msg">${visible(m.content + (m.toolCalls ?? []).map((c) => `\n[call ${c.id}] ${c.name} ${c.arguments}`).join(""))}</pre>`,
       )}
-      <div class="role">tools</div><pre class="msg">${r.tools.map((t) => `${t.name}: ${t.description}`).join("\n")}</pre>
+      <div class="role">tools</div><pre class="msg">${visible(r.tools.map((t) => `${t.name}: ${t.description}`).join("\n"))}</pre>
       <div class="role">settings</div><pre class="msg">${JSON.stringify(r.settings)}</pre>
     </div>`;
   }

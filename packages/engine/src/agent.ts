@@ -22,10 +22,11 @@
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
 import { bodyOf, type RecordedInputs, readInputs, recordInputs } from "./inputs.ts";
 import { lifecycleWork } from "./lifecycle.ts";
-import { type Model, ModelError, type ModelSettings } from "./model.ts";
+import { type Model, ModelError, type ModelRequest, type ModelSettings } from "./model.ts";
 import { blobReader, projectRequest } from "./prompt.ts";
 import type { Session } from "./session.ts";
 import type { StreamWriter } from "./stream.ts";
+import { TemplateError } from "./template/errors.ts";
 import {
   type Action,
   type ActionOutcome,
@@ -50,7 +51,9 @@ export type StopReason =
   | "budget"
   | "context-overflow"
   | "cancelled"
-  | "model-error";
+  | "model-error"
+  /** The recorded template does not render on the tree (the error names the line). */
+  | "prompt-error";
 
 /** Stops after which `runAgent` without a new task has nothing to continue. */
 const FINAL: ReadonlySet<string> = new Set(["completed-by-tool", "env-completed", "end-turn"]);
@@ -199,6 +202,9 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
     synthetic: options.synthetic ?? DEFAULT_SYNTHETIC,
   });
   const loop = new Loop(session, model, registry, executor, limits, signal, emit);
+  // What a crash left open is settled first, so a new task follows a consistent history.
+  const reconciled = await loop.reconcile();
+  if (reconciled !== undefined) return reconciled;
   if (options.task !== undefined) {
     const task = options.task;
     let element = 0 as NodeId;
@@ -240,8 +246,6 @@ class Loop {
   readonly #counts: Counts;
 
   async run(): Promise<RunResult> {
-    const reconciled = await this.reconcile();
-    if (reconciled !== undefined) return reconciled;
     for (;;) {
       const counts = this.#counts;
       if (this.signal.aborted) return this.stop("cancelled", "the run was cancelled");
@@ -363,7 +367,13 @@ class Loop {
   /** One model request: the reply streamed into a new assistant turn. */
   async modelTurn(): Promise<{ calls: PendingCall[]; stopped?: RunResult }> {
     const s = this.session;
-    const request = projectRequest(s.durableTree, blobReader(s.store), this.#inputs());
+    let request: ModelRequest;
+    try {
+      request = projectRequest(s.durableTree, blobReader(s.store), this.#inputs());
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { calls: [], stopped: this.stop("prompt-error", clean(error.message)) };
+    }
     let turnId = 0 as NodeId;
     let textId = 0 as NodeId;
     s.commit(
@@ -519,14 +529,18 @@ class Loop {
     const callLimits: CallLimits = { ...DEFAULT_CALL_LIMITS, ...this.limits.call, ...spec?.limits };
     const action: Action = { kind: "tool-call", call: { name: call.tool, arguments: call.args } };
     const by = `e${call.element}`;
-    if (this.signal.aborted) {
-      this.interrupt(call, "the run was cancelled before the call started");
-      return this.stop("cancelled", "the run was cancelled");
-    }
+    // Cancelled before it started: it stays pending, like any call that never started (AG-11).
+    if (this.signal.aborted) return this.stop("cancelled", "the run was cancelled");
     const checked = this.registry.validate(action.call);
     if (!checked.ok) {
-      // Nothing runs: the executor fills the not_executed outcome itself (seed table, row 2).
-      const outcome = await this.executor.execute(action, this.signal);
+      // Nothing runs, whatever the executor: the seed table's row for a failed validation.
+      const outcome: ActionOutcome = {
+        status: "not_executed",
+        observation: `The call to ${call.tool} was not executed: ${checked.message}.`,
+        observationIsSynthetic: true,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      };
       return this.settle(call, outcome, checked.message, [], callLimits, []);
     }
     const attempt = call.attempt + 1;
@@ -643,6 +657,11 @@ class Loop {
     const completes = outcome.status === "executed" && outcome.errorClass === undefined && spec?.completesRun === true;
     const envDone = outcome.envReportedCompletion;
     const after: Counts = { ...this.#counts, effective: this.#counts.effective + (outcome.status === "executed" ? 1 : 0) };
+    // The calls of this turn after a completing one never run: they are settled with it.
+    const rest: NodeId[] = [];
+    if (completes || envDone)
+      for (let c = s.durableTree.get(call.element)?.nextSibling ?? null; c !== null; c = c.nextSibling)
+        if (c.tag === "call" && (c.attrs.status === "pending" || c.attrs.status === "arguments")) rest.push(c.id);
     s.commit(
       (d: TreeDraft) => {
         d.set(call.element, "status", outcome.status);
@@ -650,7 +669,12 @@ class Loop {
         if (outcome.errorClass !== undefined) d.set(call.element, "error", clean(outcome.errorClass));
         d.appendChild(call.element, { tag: "result", attrs: { synthetic: String(outcome.observationIsSynthetic) }, text: clean(inline) });
         for (const g of diags) d.appendChild(call.element, { tag: "diag", attrs: { kind: g.kind, ...g.attrs }, text: clean(g.text) });
-        if (outcome.status === "executed") for (const edit of staged) edit(d);
+        if (outcome.status === "executed" && outcome.errorClass === undefined) for (const edit of staged) edit(d);
+        if (envDone || completes)
+          for (const id of rest) {
+            d.set(id, "status", "not_executed");
+            d.set(id, "reason", "the run completed before this call");
+          }
         if (envDone) d.appendChild(bodyOf(d.tree).id, stopSpec("env-completed", after));
         else if (completes) d.appendChild(bodyOf(d.tree).id, stopSpec("completed-by-tool", after, `${call.tool} completed the run`));
       },

@@ -1,7 +1,7 @@
 /** AG-1 … AG-14: the agent loop — streaming into the tree, outcomes, stop reasons, reconciliation. */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Element, toXml } from "@strata/dom";
+import { type Element, nodeId, toXml } from "@strata/dom";
 import { openStore } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -427,5 +427,132 @@ describe("AG-11 … AG-13 reconciliation on resume (same file, the first process
     expect(providerValid(req)).toBeUndefined();
     expect(req.messages.filter((m) => m.role === "tool").map((m) => m.content)[1]).toMatch(/interrupted before it reported a result/);
     expect(resumed.log().some((e) => e.label === "call.interrupted")).toBe(true);
+  });
+});
+
+describe("AG-15 review fixes", () => {
+  it("a completing call settles the calls after it as not executed; nothing reopens after the stop", async () => {
+    const { root, registry } = workspace();
+    const s = Session.create(openStore(":memory:"));
+    const r = await runAgent(s, {
+      model: new InlineModel([
+        {
+          calls: [
+            { name: "submit", args: { summary: "done" } },
+            { name: "write_file", args: { path: "late.txt", content: "x" } },
+          ],
+        },
+      ]),
+      registry,
+      task: "x",
+    });
+    expect(r.stop).toBe("completed-by-tool");
+    expect(calls(s).map((c) => `${c.attrs.tool}:${c.attrs.status}`)).toEqual(["submit:executed", "write_file:not_executed"]);
+    expect(calls(s)[1]?.attrs.reason).toBe("the run completed before this call");
+    expect(s.live.size).toBe(0);
+    const again = await runAgent(s, { model: new InlineModel([]), registry });
+    expect(again.stop).toBe("completed-by-tool");
+    expect(readdirSync(root)).not.toContain("late.txt");
+    expect(providerValid(renderPrompt(s))).toBeUndefined();
+  });
+
+  it("a timed-out or abandoned handler's staged edits are dropped", async () => {
+    const stager: ToolSpec = {
+      name: "stage",
+      description: "d",
+      parameters: { type: "object" },
+      handler: (_a, ctx) => {
+        ctx.stage?.((d) => void d.appendChild(nodeId(2), { tag: "deployed" }));
+        return new Promise(() => {});
+      },
+    };
+    const s = Session.create(openStore(":memory:"));
+    await runAgent(s, {
+      model: new InlineModel([{ calls: [{ name: "stage", args: {} }] }, { text: "ok" }]),
+      registry: new ToolRegistry([stager]),
+      task: "x",
+      limits: { call: { timeoutMs: 30, graceMs: 30 } },
+    });
+    expect(calls(s)[0]?.attrs.error).toBe("TimeoutError");
+    expect(s.count("meta > deployed")).toBe(0);
+  });
+
+  it("a template that does not render stops the run as prompt-error instead of throwing", async () => {
+    const s = Session.create(openStore(":memory:"));
+    const r = await runAgent(s, {
+      model: new InlineModel([{ text: "hi" }]),
+      registry: new ToolRegistry([]),
+      task: "x",
+      templates: { system: "{{ missing_variable }}" },
+    });
+    expect(r.stop).toBe("prompt-error");
+    expect(r.detail).toMatch(/system:1:4: .*undefined/);
+    expect(s.selectOne("body > stop")?.attrs.reason).toBe("prompt-error");
+  });
+
+  it("cancelling between calls leaves the calls that never started pending; resume runs them", async () => {
+    const ctl = new AbortController();
+    let second = 0;
+    const first: ToolSpec = {
+      name: "first",
+      description: "d",
+      parameters: { type: "object" },
+      handler: async () => {
+        ctl.abort();
+        return "one";
+      },
+    };
+    const next: ToolSpec = { name: "second", description: "d", parameters: { type: "object" }, handler: async () => `two ${++second}` };
+    const s = Session.create(openStore(":memory:"));
+    const registry = new ToolRegistry([first, next]);
+    const model = new InlineModel([
+      {
+        calls: [
+          { name: "first", args: {} },
+          { name: "second", args: {} },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    expect((await runAgent(s, { model, registry, task: "x", signal: ctl.signal })).stop).toBe("cancelled");
+    expect(calls(s).map((c) => c.attrs.status)).toEqual(["executed", "pending"]);
+    expect((await runAgent(s, { model, registry })).stop).toBe("end-turn");
+    expect(second).toBe(1);
+    expect(calls(s).map((c) => c.attrs.status)).toEqual(["executed", "executed"]);
+  });
+
+  it("a new task after a cut-off reply: the cut-off turn is settled before the user turn", async () => {
+    const s = Session.create(openStore(":memory:"));
+    s.commit((d) => {
+      d.appendChild(nodeId(3), { tag: "turn", attrs: { role: "user" }, children: [{ tag: "text", text: "first" }] });
+      d.appendChild(nodeId(3), {
+        tag: "turn",
+        attrs: { role: "assistant", status: "streaming" },
+        children: [{ tag: "text", text: "half a rep" }],
+      });
+    });
+    await runAgent(s, { model: new InlineModel([{ text: "answer" }]), registry: new ToolRegistry([]), task: "second" });
+    expect(s.select("body > turn").map((t) => `${t.attrs.role}:${t.attrs.status ?? ""}`)).toEqual([
+      "user:",
+      "assistant:interrupted",
+      "user:",
+      "assistant:complete",
+    ]);
+  });
+
+  it("a handler's own AbortError (the run was not aborted) is an executed failure, per the seed's table", async () => {
+    const own: ToolSpec = {
+      name: "own",
+      description: "d",
+      parameters: { type: "object" },
+      handler: async () => Promise.reject(new DOMException("inner fetch aborted", "AbortError")),
+    };
+    const s = Session.create(openStore(":memory:"));
+    await runAgent(s, {
+      model: new InlineModel([{ calls: [{ name: "own", args: {} }] }, { text: "ok" }]),
+      registry: new ToolRegistry([own]),
+      task: "x",
+    });
+    expect(calls(s)[0]?.attrs).toMatchObject({ status: "executed", error: "DOMException" });
   });
 });

@@ -1,5 +1,5 @@
 /** TL-1 … TL-16: the tool registry with the seed's semantics, the executor's outcome table, built-in tools. */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
@@ -238,5 +238,24 @@ describe("TL-11 … TL-16 built-in tools", () => {
       for (const e of staged) e(d);
     });
     expect(s.count("todo item[status!=completed]")).toBe(1);
+  });
+});
+
+describe("TL-17 built-in tool edges", () => {
+  it("read_file reads only what it shows; write/edit keep the file mode; run returns when the shell exits", async () => {
+    const root = tempDir("strata-ws-");
+    writeFileSync(join(root, "big.txt"), "y".repeat(10_000));
+    writeFileSync(join(root, "build.sh"), "echo a\n", { mode: 0o755 });
+    const ex = new ToolRegistry(workspaceTools({ root, maxReadBytes: 100, runTimeoutMs: 5_000 })).executor();
+    const signal = new AbortController().signal;
+    const big = await ex.execute(call("read_file", { path: "big.txt" }), signal);
+    expect(big.observation).toMatch(/^y{100}\n\[… truncated: the file has 10000 bytes, 100 shown\]$/);
+    await ex.execute(call("edit_file", { path: "build.sh", old: "echo a", new: "echo b" }), signal);
+    await ex.execute(call("write_file", { path: "build.sh", content: "echo c\n" }), signal);
+    expect(statSync(join(root, "build.sh")).mode & 0o777).toBe(0o755);
+    const t0 = Date.now();
+    const bg = await ex.execute(call("run", { command: "(sleep 3 &) ; echo started" }), signal);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(bg.observation).toMatch(/^exit code 0\nstarted/);
   });
 });

@@ -6,6 +6,8 @@
  * event was yielded* (a retry after output would duplicate what the session already recorded); a
  * stream that ends without a finish is a `network` error the session records and can resume from.
  */
+
+import { randomUUID } from "node:crypto";
 import { type ChatMessage, type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
 import { readSse } from "./sse.ts";
 
@@ -203,6 +205,9 @@ export class OpenAICompatibleModel implements Model {
       }
     }
     const started = new Map<number, boolean>();
+    let lastIndex: number | undefined;
+    let lastId: string | undefined;
+    const reply = randomUUID().slice(0, 8);
     let finish: string | undefined;
     let done = false;
     for await (const data of readSse(bounded())) {
@@ -222,12 +227,21 @@ export class OpenAICompatibleModel implements Model {
         const delta = choice.delta ?? {};
         if (typeof delta.content === "string" && delta.content !== "") yield { type: "text", delta: delta.content };
         for (const tc of delta.tool_calls ?? []) {
-          const index = tc.index ?? 0;
+          // Servers that omit `index` send each call whole: a delta naming a function (or a new
+          // id) starts the next call, anything else continues the last one.
+          let index: number;
+          if (tc.index !== undefined) index = tc.index;
+          else if (lastIndex === undefined || tc.function?.name !== undefined || (tc.id !== undefined && tc.id !== lastId))
+            index = started.size;
+          else index = lastIndex;
+          lastIndex = index;
           if (!started.get(index)) {
             if (tc.function?.name === undefined)
               throw new ModelError("protocol", `tool call ${index} started without a function name`, { retryable: false });
             started.set(index, true);
-            yield { type: "tool-call", index, id: tc.id ?? `call_${index}`, name: tc.function.name };
+            lastId = tc.id;
+            // a missing id gets one unique to this reply, so ids never repeat across turns
+            yield { type: "tool-call", index, id: tc.id ?? `call_${reply}_${index}`, name: tc.function.name };
           }
           const args = tc.function?.arguments;
           if (typeof args === "string" && args !== "") yield { type: "tool-arguments", index, delta: args };

@@ -1,3 +1,5 @@
+import { ModelError } from "@strata/engine";
+
 /**
  * A streaming reader of Server-Sent Events as chat-completion servers send them: `data:` lines,
  * blank-line separated, `[DONE]` at the end. Bounded: a line longer than `maxLine` is an error.
@@ -8,7 +10,8 @@ export async function* readSse(body: AsyncIterable<Uint8Array>, maxLine = 8 * 10
   let data: string[] = [];
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    if (buffer.length > maxLine && buffer.indexOf("\n") < 0) throw new Error(`a server-sent line is longer than ${maxLine} bytes`);
+    if (buffer.length > maxLine && buffer.indexOf("\n") < 0)
+      throw new ModelError("protocol", `a server-sent line is longer than ${maxLine} bytes`, { retryable: false });
     let nl = buffer.indexOf("\n");
     while (nl >= 0) {
       const line = buffer.slice(0, nl).replace(/\r$/, "");
@@ -21,6 +24,7 @@ export async function* readSse(body: AsyncIterable<Uint8Array>, maxLine = 8 * 10
     }
   }
   buffer += decoder.decode();
+  buffer = buffer.replace(/\r$/, "");
   if (buffer.startsWith("data:")) data.push(buffer.slice(5).replace(/^ /, ""));
   if (data.length > 0) yield data.join("\n");
 }

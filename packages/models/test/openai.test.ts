@@ -221,3 +221,40 @@ describe("MO-11 with the agent loop", () => {
     expect(fake.requests[1]?.body.messages).toEqual([{ role: "user", content: "say hi" }]);
   });
 });
+
+describe("MO-7 servers that omit tool-call indexes", () => {
+  it("each named delta starts a new call; missing ids are unique per reply", async () => {
+    const noIndex = (id: string | undefined, name: string | undefined, args: string) => ({
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ ...(id ? { id } : {}), type: "function", function: { ...(name ? { name } : {}), arguments: args } }] },
+          finish_reason: null,
+        },
+      ],
+    });
+    fake = await startFake([
+      {
+        kind: "stream",
+        chunks: [noIndex("a", "f1", '{"x":1}'), noIndex("b", "f2", "{"), noIndex(undefined, undefined, "}"), chunk.finish("tool_calls")],
+      },
+      { kind: "stream", chunks: [noIndex(undefined, "f3", "{}"), chunk.finish("tool_calls")] },
+      { kind: "stream", chunks: [noIndex(undefined, "f3", "{}"), chunk.finish("tool_calls")] },
+    ]);
+    const model = new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1" });
+    const { events } = await collect(model);
+    expect(events.filter((e) => e.type === "tool-call")).toEqual([
+      { type: "tool-call", index: 0, id: "a", name: "f1" },
+      { type: "tool-call", index: 1, id: "b", name: "f2" },
+    ]);
+    expect(
+      events
+        .filter((e) => e.type === "tool-arguments" && e.index === 1)
+        .map((e) => (e as { delta: string }).delta)
+        .join(""),
+    ).toBe("{}");
+    const one = (await collect(model)).events.find((e) => e.type === "tool-call") as { id: string };
+    const two = (await collect(model)).events.find((e) => e.type === "tool-call") as { id: string };
+    expect(one.id).not.toBe(two.id);
+  });
+});

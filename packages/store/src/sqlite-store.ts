@@ -407,7 +407,7 @@ export class SqliteStore implements Store {
     session: SessionId,
     branch: string,
     to: EventId,
-    options: { expected?: EventId; keepAs?: string } = {},
+    options: { expected?: EventId; keepAs?: string; pin?: boolean } = {},
   ): { branch: BranchInfo; kept: BranchInfo | null } {
     this.#open();
     checkSession(session, "moveHead");
@@ -424,7 +424,7 @@ export class SqliteStore implements Store {
         const current = this.branch(session, branch) ?? notFound(`branch "${branch}" of session ${session}`);
         if (options.expected !== undefined && current.head !== options.expected)
           throw new HeadConflict(session, branch, options.expected, current.head);
-        if (current.head === to) return { branch: current, kept: null };
+        if (current.head === to && options.pin !== true) return { branch: current, kept: null };
         const row = this.#st.branch.get(session, branch) as Row;
         let kept: BranchInfo | null = null;
         if (!this.isAncestor(current.head, to)) {

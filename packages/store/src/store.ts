@@ -68,13 +68,15 @@ export interface Store {
   /**
    * Moves `branch`'s head to `to` (an event of the session). If the old head is not on the new
    * head's chain it is kept as branch `keepAs` (default `rewound/<branch>/<old head>`): nothing is
-   * ever lost. Returns the moved branch and the kept one, if any.
+   * ever lost. Returns the moved branch and the kept one, if any. The moved branch is pinned: its
+   * next append starts a new line of history. `pin: true` pins it even when `to` is its head
+   * already (an importer uses it so an imported line never continues minting where it stopped).
    */
   moveHead(
     session: SessionId,
     branch: string,
     to: EventId,
-    options?: { expected?: EventId; keepAs?: string },
+    options?: { expected?: EventId; keepAs?: string; pin?: boolean },
   ): { branch: BranchInfo; kept: BranchInfo | null };
 
   event(id: EventId): StoredEvent | undefined;

@@ -8,6 +8,7 @@ import { join, relative, resolve } from "node:path";
 import {
   type AgentEvent,
   blobText,
+  checkTemplate,
   DEFAULT_SYSTEM_TEMPLATE,
   type LifecycleWork,
   type ModelRequest,
@@ -17,6 +18,7 @@ import {
   runAgent,
   runCounts,
   Session,
+  TemplateError,
   ToolRegistry,
   workspaceTools,
 } from "@strata/engine";
@@ -27,7 +29,7 @@ import { type Args, type Command, int, list, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { acquireLease } from "../lease.ts";
-import type { Out } from "../output.ts";
+import { type Out, printable } from "../output.ts";
 import { lineDiff } from "../render.ts";
 
 /** The scripted demo model that makes `strata run` work offline on a fresh clone. */
@@ -63,6 +65,7 @@ interface Prepared {
   readonly context: Record<string, string>;
   readonly maxSteps: number;
   readonly budget: number | undefined;
+  readonly settings: { temperature?: number };
   readonly notes: string[];
 }
 
@@ -93,6 +96,14 @@ function prepare(ctx: Context, args: Args, session: Session | undefined): Prepar
     notes.push(`the template ${templateFile} is gone from disk; using the copy recorded in the session`);
     templateFile = rs["template-file"] ?? templateFile;
   }
+  if (templates?.system !== undefined && templateFile !== "(built-in)") {
+    try {
+      checkTemplate(templates.system, templateFile);
+    } catch (e) {
+      if (e instanceof TemplateError) throw new UsageError(`the template does not parse: ${e.message}`);
+      throw e;
+    }
+  }
   // Context files: flags, else the recorded paths, else AGENTS.md when the workspace has one.
   const paths = list(args, "context");
   const recordedPaths = [...(recorded?.context.keys() ?? [])];
@@ -108,6 +119,17 @@ function prepare(ctx: Context, args: Args, session: Session | undefined): Prepar
       context[p] = blobText(session.store, recorded.context.get(p) as string);
     } else throw new CliError(`the context file ${abs} does not exist`);
   }
+  const settings = temperature(args);
+  // An imported session's recorded workspace and commands come from someone else's machine:
+  // resuming it runs its pending tools, so the workspace must be named explicitly.
+  if (
+    session !== undefined &&
+    str(args, "workspace") === undefined &&
+    session.store.getSession(session.id)?.metadata.importedFrom !== undefined
+  )
+    throw new UsageError(
+      `session ${session.id} was imported (from ${String(session.store.getSession(session.id)?.metadata.importedFrom)}); its tools would run in the workspace it recorded (${rs.workspace ?? "?"}) — pass --workspace DIR to choose where`,
+    );
   const maxSteps = int(args, "max-steps", Number(rs["max-steps"] ?? 30));
   const budgetFlag = str(args, "budget");
   const budget =
@@ -122,6 +144,7 @@ function prepare(ctx: Context, args: Args, session: Session | undefined): Prepar
     context,
     maxSteps,
     budget,
+    settings,
     notes,
   };
 }
@@ -135,7 +158,7 @@ function temperature(args: Args): { temperature?: number } {
 }
 
 function oneLine(s: string, max = 100): string {
-  const flat = s.replace(/\s+/g, " ").trim();
+  const flat = printable(s.replace(/\s+/g, " ").trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -159,7 +182,7 @@ function reporter(out: Out, session: Session): (e: AgentEvent) => void {
         }
         break;
       case "text":
-        out.write(e.delta);
+        out.write(printable(e.delta));
         midLine = !e.delta.endsWith("\n");
         break;
       case "call": {
@@ -194,7 +217,7 @@ function reporter(out: Out, session: Session): (e: AgentEvent) => void {
 
 const GOOD = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
-async function drive(ctx: Context, session: Session, p: Prepared, args: Args, task: string | undefined): Promise<number> {
+async function drive(ctx: Context, session: Session, p: Prepared, task: string | undefined): Promise<number> {
   const out = ctx.out;
   const lease = acquireLease(ctx.dbPath, session.id, session.branch);
   for (const n of p.notes) out.note(out.paint("yellow", `note: ${n}`));
@@ -219,7 +242,7 @@ async function drive(ctx: Context, session: Session, p: Prepared, args: Args, ta
       ...(task !== undefined ? { task } : {}),
       ...(p.templates !== undefined ? { templates: p.templates } : {}),
       context: p.context,
-      settings: temperature(args),
+      settings: p.settings,
       sessionSettings: { workspace: p.workspace, "model-spec": p.modelSpec, "template-file": p.templateFile },
       limits: { maxSteps: p.maxSteps, ...(p.budget !== undefined ? { budgetTokens: p.budget } : {}) },
       signal: ctl.signal,
@@ -264,9 +287,11 @@ export const run: Command = {
   async run(ctx, args) {
     const target = str(args, "session");
     let existing: Session | undefined;
-    // Check the flags before a database is created for nothing.
-    if (target === undefined) prepare(ctx, args, undefined);
-    const store = ctx.store({ create: true });
+    // Check the flags (and the task) before a database is created for nothing.
+    const fresh = target === undefined ? prepare(ctx, args, undefined) : undefined;
+    if (fresh !== undefined && (args.positionals[0] ?? (fresh.modelSpec === `scripted:${DEMO_SCRIPT}` ? DEMO_TASK : "")).trim() === "")
+      throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test") unless it plays the demo script');
+    const store = ctx.store({ create: target === undefined });
     if (target !== undefined) {
       const a = resolveAddress(store, target, ctx.branch);
       if (a.explicitEvent)
@@ -275,7 +300,7 @@ export const run: Command = {
         );
       existing = Session.open(store, a.session.id, { branch: a.branch.name }).session;
     }
-    const p = prepare(ctx, args, existing);
+    const p = fresh ?? prepare(ctx, args, existing);
     const task = args.positionals[0] ?? (p.modelSpec === `scripted:${DEMO_SCRIPT}` ? DEMO_TASK : undefined);
     if (task === undefined || task.trim() === "")
       throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test") unless it plays the demo script');
@@ -285,7 +310,7 @@ export const run: Command = {
         `${ctx.out.paint("bold", "session")} ${ctx.out.paint("cyan", s.id)}  ${ctx.out.paint("dim", `branch ${s.branch} · model ${p.model.id} · workspace ${relative(ctx.cwd, p.workspace) || "."}`)}`,
       );
     }
-    return drive(ctx, s, p, args, task);
+    return drive(ctx, s, p, task);
   },
 };
 
@@ -351,7 +376,7 @@ export const resume: Command = {
       ctx.out.line(lines.length === 0 ? ctx.out.paint("dim", "  nothing was interrupted") : "lifecycle work:");
       for (const l of lines) ctx.out.line(l);
     }
-    return drive(ctx, session, p, args, undefined);
+    return drive(ctx, session, p, undefined);
   },
 };
 

@@ -3,8 +3,8 @@
  * branches, every blob its events reference, and each exported head as readable XML — that
  * imports with its history intact (same events, same branches, same trees) and is verified on
  * import: every branch head is replayed from genesis and compared byte for byte with the XML the
- * bundle carries. An import never changes anything already stored; a bundle that fails
- * verification leaves a clearly named session behind only if asked to keep it.
+ * bundle carries. The import is one transaction: a bundle that fails anywhere leaves the database
+ * exactly as it was.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -35,7 +35,8 @@ export interface Bundle {
     readonly created: number;
     readonly metadata: Record<string, unknown>;
   };
-  readonly branches: readonly { readonly name: string; readonly head: number; readonly origin: string }[];
+  /** `pinned`: the branch's next append starts a new line of history (after a fork or rewind). */
+  readonly branches: readonly { readonly name: string; readonly head: number; readonly origin: string; readonly pinned?: boolean }[];
   readonly events: readonly BundleEvent[];
   /** hash → base64 bytes. */
   readonly blobs: Readonly<Record<string, string>>;
@@ -67,7 +68,7 @@ export function buildBundle(store: Store, session: SessionId, branch?: string, p
   return {
     format: BUNDLE_FORMAT,
     session: { id: info.id, title: info.title, created: info.created, metadata: { ...info.metadata } },
-    branches: branches.map((b) => ({ name: b.name, head: b.head, origin: b.origin })),
+    branches: branches.map((b) => ({ name: b.name, head: b.head, origin: b.origin, pinned: b.pinned })),
     events: [...events.values()]
       .sort((a, b) => a.id - b.id)
       .map((e) => ({ id: e.id, prior: e.prior, kind: e.kind, label: e.label, by: e.by, ts: e.ts, data: e.data })),
@@ -106,9 +107,18 @@ export function checkBundle(value: unknown, where: string): Bundle {
 
 /**
  * Imports a bundle as a new session (events get new ids; branches, payloads and trees are the
- * same) and verifies every branch head against the bundle's XML. Returns the new session.
+ * same) and verifies every branch head against the bundle's XML, all in one transaction: a bundle
+ * that fails anywhere leaves the database exactly as it was. Returns the new session.
  */
 export function importBundle(
+  store: Store,
+  bundle: Bundle,
+  progress?: (s: string) => void,
+): { session: SessionId; branches: number; events: number; blobs: number } {
+  return store.transaction(() => importInto(store, bundle, progress));
+}
+
+function importInto(
   store: Store,
   bundle: Bundle,
   progress?: (s: string) => void,
@@ -152,23 +162,23 @@ export function importBundle(
     done += chain.length;
     progress?.(`import: ${done}/${bundle.events.length} events`);
   }
-  // Ids minted on any imported line must never be minted again by a later fork here (L5).
+  // Ids minted on any imported line must never be minted again here (L5): the counter moves past
+  // every imported id, and every branch starts a new line at its next append, so the journal
+  // takes a fresh range for it instead of continuing where the imported line stopped.
   let hwm = 0;
   for (const br of bundle.branches) hwm = Math.max(hwm, materialize(store, mapped.get(br.head) as EventId).hwm);
   store.reserve(session.id, Math.ceil((hwm + 1) / ID_BLOCK) + 1);
+  for (const br of bundle.branches) store.moveHead(session.id, br.name, mapped.get(br.head) as EventId, { pin: true });
   for (const br of bundle.branches) {
     progress?.(`import: verifying ${br.name}`);
     const head = mapped.get(br.head) as EventId;
     const xml = toXml(materialize(store, head));
     if (xml !== bundle.heads[br.name])
       throw new CliError(
-        `import check failed: branch ${br.name} replays to a different tree than the bundle's XML; the bundle is damaged (the partial import is session ${session.id})`,
+        `import check failed: branch ${br.name} replays to a different tree than the bundle's XML; the bundle is damaged (nothing was imported)`,
       );
     const r = replayVerify(store, session.id, { branch: br.name });
-    if (!r.ok)
-      throw new CliError(
-        `import check failed on ${br.name}: ${r.mismatch?.reason ?? "replay mismatch"} (the partial import is session ${session.id})`,
-      );
+    if (!r.ok) throw new CliError(`import check failed on ${br.name}: ${r.mismatch?.reason ?? "replay mismatch"} (nothing was imported)`);
   }
   return { session: session.id, branches: bundle.branches.length, events: bundle.events.length, blobs: Object.keys(bundle.blobs).length };
 }

@@ -1,7 +1,7 @@
 /** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17). */
-import { DomError, diffTrees, select, type Tree, toXml } from "@strata/dom";
+import { DomError, diffTrees, select, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
-import type { EventMeta } from "@strata/store";
+import type { EventId, EventMeta, Store } from "@strata/store";
 import { eventOnBranch, findSession, resolveAddress } from "../address.ts";
 import { type Command, flag, int, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
@@ -24,7 +24,7 @@ export const ls: Command = {
       const branches = store.branches(s.id);
       const main = branches.find((b) => b.name === "main") ?? branches[0];
       const last = branches.map((b) => store.eventMeta(b.head) as EventMeta).reduce((x, y) => (y.ts > x.ts ? y : x));
-      const status = main === undefined ? "empty" : statusOf(materialize(store, main.head));
+      const status = main === undefined ? "empty" : statusOf(store, main.head);
       return {
         id: s.id,
         title: s.title,
@@ -109,22 +109,22 @@ export const log: Command = {
 };
 
 /**
- * A session's status from its main head: the reason of its last stop; `open` when calls are
- * unsettled (running now, or waiting for `strata resume`); `idle` otherwise.
+ * A session's status from its main head event alone (listing never materializes a tree): the
+ * reason of the stop that event recorded; `open` when the head is the middle of a run (running
+ * now, or waiting for `strata resume`); `idle` otherwise.
  */
-function statusOf(tree: Tree): string {
-  const body = tree.root.children.find((c) => c.tag === "body");
-  const last = body?.lastChild;
-  if (scanLifecycleOf(tree)) return "open (resume it)";
-  if (last?.tag === "stop") return last.attrs.reason ?? "stopped";
-  if (last?.tag === "turn") return "open (resume it)";
-  return "idle";
-}
-
-function scanLifecycleOf(tree: Tree): boolean {
-  return (
-    select(tree, "body > turn > call[status=pending], body > turn > call[status=running], body > turn > call[status=arguments]").length > 0
-  );
+function statusOf(store: Store, head: EventId): string {
+  const e = store.event(head);
+  if (e === undefined) return "unreadable";
+  let d: ReturnType<typeof decodeEvent>;
+  try {
+    d = decodeEvent(e);
+  } catch {
+    return "unreadable";
+  }
+  if (d.kind !== "patch") return "idle";
+  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === "stop") return op[3].attrs?.reason ?? "stopped";
+  return /^(turn|call|resume)\./.test(e.label ?? "") ? "open (resume it)" : "idle";
 }
 
 function globMatcher(glob: string): (s: string) => boolean {

@@ -7,7 +7,7 @@
  * it is bounded (time, captured bytes) but it is not a sandbox.
  */
 import { spawn } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type { NodeId } from "@strata/dom";
 import { metaOf } from "../inputs.ts";
@@ -61,6 +61,15 @@ function shown(root: string, abs: string): string {
 
 const STATUSES = ["pending", "in_progress", "completed"] as const;
 
+/** Writes `content` to `abs` atomically (temp file + rename), keeping an existing file's mode. */
+async function replaceFile(abs: string, content: string): Promise<void> {
+  const mode = (await stat(abs).catch(() => undefined))?.mode;
+  const tmp = `${abs}.strata-${process.pid}.tmp`;
+  await writeFile(tmp, content);
+  if (mode !== undefined) await chmod(tmp, mode & 0o7777);
+  await rename(tmp, abs);
+}
+
 export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
   const root = resolve(options.root);
   const maxRead = options.maxReadBytes ?? 256 * 1024;
@@ -83,10 +92,19 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
       const info = await stat(abs).catch(() => undefined);
       if (info === undefined) throw new WorkspaceError(`${args.path} does not exist`);
       if (info.isDirectory()) throw new WorkspaceError(`${args.path} is a directory; use list_dir`);
-      const bytes = await readFile(abs);
-      if (bytes.subarray(0, 8192).includes(0)) return `${args.path} is a binary file of ${bytes.length} bytes; it is not shown`;
-      const text = bytes.subarray(0, maxRead).toString("utf8");
-      return bytes.length > maxRead ? `${text}\n[… truncated: the file has ${bytes.length} bytes, ${maxRead} shown]` : text;
+      // Read only what can be shown: a multi-gigabyte file costs maxRead bytes of memory.
+      const fh = await open(abs, "r");
+      let bytes: Buffer;
+      try {
+        const buf = Buffer.alloc(Math.min(maxRead, info.size));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+        bytes = buf.subarray(0, bytesRead);
+      } finally {
+        await fh.close();
+      }
+      if (bytes.subarray(0, 8192).includes(0)) return `${args.path} is a binary file of ${info.size} bytes; it is not shown`;
+      const text = bytes.toString("utf8");
+      return info.size > maxRead ? `${text}\n[… truncated: the file has ${info.size} bytes, ${maxRead} shown]` : text;
     },
   };
 
@@ -126,9 +144,7 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
       const abs = await where(args.path as string);
       if ((await stat(abs).catch(() => undefined))?.isDirectory()) throw new WorkspaceError(`${args.path} is a directory`);
       await mkdir(dirname(abs), { recursive: true });
-      const tmp = `${abs}.strata-${process.pid}.tmp`;
-      await writeFile(tmp, args.content as string);
-      await rename(tmp, abs);
+      await replaceFile(abs, args.content as string);
       return `wrote ${Buffer.byteLength(args.content as string)} bytes to ${shown(root, abs)}`;
     },
   };
@@ -154,9 +170,7 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
       if (count > 1 && args.all !== true)
         throw new WorkspaceError(`the text to replace occurs ${count} times in ${args.path}; give more context or set all`);
       const next = args.all === true ? text.split(old).join(args.new as string) : text.replace(old, () => args.new as string);
-      const tmp = `${abs}.strata-${process.pid}.tmp`;
-      await writeFile(tmp, next);
-      await rename(tmp, abs);
+      await replaceFile(abs, next);
       return `replaced ${args.all === true ? count : 1} occurrence${count > 1 && args.all === true ? "s" : ""} in ${shown(root, abs)}`;
     },
   };
@@ -275,7 +289,21 @@ export function runCommand(
       options.signal.removeEventListener("abort", onAbort);
       reject(e);
     });
+    // Done when the shell exits: output still in the pipes drains for a moment, then anything it
+    // left running in the background (holding the pipes open) is killed with its group.
+    let finished = false;
+    child.on("exit", () => {
+      setTimeout(() => {
+        if (finished) return;
+        kill();
+        child.stdout.destroy();
+        child.stderr.destroy();
+        child.emit("close", child.exitCode, child.signalCode);
+      }, 200).unref();
+    });
     child.on("close", (code, signal) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       options.signal.removeEventListener("abort", onAbort);
       if (options.signal.aborted) return reject(options.signal.reason ?? new DOMException("aborted", "AbortError"));

@@ -225,8 +225,9 @@ export interface Executor {
   execute(action: Action, signal: AbortSignal, ctx?: Omit<ToolContext, "signal">): Promise<ActionOutcome>;
 }
 
-function isAbort(error: unknown, signal: AbortSignal): boolean {
-  return signal.aborted || (error instanceof Error && error.name === "AbortError");
+/** Only the caller's abort propagates; a handler's own AbortError is an ordinary failure. */
+function isAbort(_error: unknown, signal: AbortSignal): boolean {
+  return signal.aborted;
 }
 
 /** Runs tool calls through their handlers and fills the outcome exactly per the seed's table. */
