@@ -48,14 +48,14 @@ switch (mode) {
   }
   case "full":
   case "full-read": {
+    // Every event's content, in chain order, through the store's narrow payload read.
     const store = openStore(db);
     const head = store.branch(session as SessionId, "main")?.head as EventId;
-    let depth = 0;
-    for (;;) {
-      const batch = store.chain(head, depth, 5000);
+    for (let depth = 0; ; ) {
+      const batch = store.chainData(head, depth, 5000);
       if (batch.length === 0) break;
-      for (const e of batch) detail += mode === "full" ? ((JSON.parse(e.data) as { ops?: unknown[] }).ops ?? []).length : e.data.length;
-      depth = (batch[batch.length - 1] as { depth: number }).depth;
+      for (const data of batch) detail += mode === "full" ? ((JSON.parse(data) as { ops?: unknown[] }).ops ?? []).length : data.length;
+      depth += batch.length;
     }
     break;
   }

@@ -155,7 +155,7 @@ const mod: BenchModule = {
       "",
       provenance(agg),
       "",
-      `Fresh process per resume (${PROBES} probes per size and run; modules imported before the clock starts). *ready*: open + head materialized + last 50 steps' content; *half*: the same at the half-way event; *full*: every event with its payload decoded, next to the raw table read and decoded the same way; *fork*: \`store.fork\` at the half-way event + one appended step (3 events), bytes added from \`dbstat\`. For scale: Pi needs 6.4 s to resume a 100,000-step session and 5.3 s for the state half-way back (issue 3).`,
+      `Fresh process per resume (${PROBES} probes per size and run; modules imported before the clock starts). *ready*: open + head materialized + last 50 steps' content; *half*: the same at the half-way event; *full*: every event's payload on the branch, read with \`store.chainData\` (the narrow read for full histories) and decoded, next to the raw table read and decoded the same way; *fork*: \`store.fork\` at the half-way event + one appended step (3 events), bytes added from \`dbstat\`. For scale: Pi needs 6.4 s to resume a 100,000-step session and 5.3 s for the state half-way back (issue 3).`,
       "",
       table(
         [

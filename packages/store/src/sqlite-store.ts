@@ -482,6 +482,35 @@ export class SqliteStore implements Store {
     return out;
   }
 
+  chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
+    this.#open();
+    checkId(head, "chainData: the head");
+    checkCount(afterDepth, "chainData: afterDepth");
+    checkCount(limit, "chainData: limit");
+    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
+    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
+    const out: string[] = [];
+    for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
+      const room = limit - out.length;
+      if (room <= 0) break;
+      const from = Math.max(span.from, afterDepth);
+      const to = Math.min(span.to, from + room);
+      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
+      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
+      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
+      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * (hi[1] - lo[1] + 1);
+      const args = contiguous ? [lo[0], hi[0], span.segment, room] : [span.segment, from, to, room];
+      const found = (contiguous ? this.#st.chainDataRange : this.#st.chainDataDepths).all(...args) as string[];
+      if (found.includes("")) {
+        const refs = (contiguous ? this.#st.chainBlobsRange : this.#st.chainBlobsDepths).all(...args) as Buffer[];
+        let k = 0;
+        for (let i = 0; i < found.length; i++) if (found[i] === "") found[i] = this.#blobText(refs[k++] as Buffer, head);
+      }
+      for (const d of found) out.push(d);
+    }
+    return out;
+  }
+
   chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
     this.#open();
     checkId(head, "chain: the head");
@@ -927,6 +956,16 @@ function prepare(db: Database.Database) {
         "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?",
       )
       .raw(),
+    // Payload reads select one column (plucked): a blob-backed payload reads as "" and is filled
+    // from the blob refs, fetched only for a batch that has one.
+    chainDataRange: db.prepare("SELECT data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?").pluck(),
+    chainBlobsRange: db
+      .prepare("SELECT blob FROM events WHERE id >= ? AND id <= ? AND +segment = ? AND blob IS NOT NULL ORDER BY id LIMIT ?")
+      .pluck(),
+    chainDataDepths: db.prepare("SELECT data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?").pluck(),
+    chainBlobsDepths: db
+      .prepare("SELECT blob FROM events WHERE segment = ? AND depth > ? AND depth <= ? AND blob IS NOT NULL ORDER BY depth LIMIT ?")
+      .pluck(),
     chainDepths: db
       .prepare(
         "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",

@@ -83,6 +83,11 @@ export interface Store {
   eventMeta(id: EventId): EventMeta | undefined;
   /** Payloads of many events at once (in the order asked; missing ids are skipped). */
   events(ids: readonly EventId[]): StoredEvent[];
+  /**
+   * The payloads of `head`'s chain after `afterDepth` (at most `limit`), oldest first: the narrow
+   * read for a consumer that wants every event's content and no metadata (a full history).
+   */
+  chainData(head: EventId, afterDepth?: number, limit?: number): string[];
   /** Events with payloads on the chain ending at `head`, with depth > `afterDepth`, oldest first, at most `limit`. */
   chain(head: EventId, afterDepth?: number, limit?: number): StoredEvent[];
   /** Metadata of the chain ending at `head` (no payloads), oldest first, with depth > `afterDepth`. */

@@ -59,6 +59,7 @@ describe("chains", () => {
           expect(store.branch(session.id, name)?.head).toBe(chain[chain.length - 1]);
           const head = chain[chain.length - 1] as EventId;
           expect(store.chain(head).map((e) => e.id)).toEqual(chain);
+          expect(store.chainData(head)).toEqual(store.chain(head).map((e) => e.data)); // ST-7: the narrow payload read
           for (let d = 1; d <= chain.length; d++) expect(store.atDepth(head, d)?.id).toBe(chain[d - 1]);
           const outside = all.find((id) => !chain.includes(id));
           if (outside !== undefined) expect(store.isAncestor(outside, head)).toBe(false);

@@ -408,3 +408,19 @@ describe("ST-20 malformed input is refused before anything is written, on every 
     expect(store.listSessions()).toHaveLength(1);
   });
 });
+
+describe("ST-7/14 the narrow payload read", () => {
+  it("chainData gives the chain's payloads in order, blob-backed ones included, across forks", () => {
+    const store = openStore(":memory:", { inlineLimit: 64 });
+    const { session: s, genesis } = store.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
+    const small = (i: number) => ({ kind: "patch@1", data: JSON.stringify({ n: i }) });
+    const big = (i: number) => ({ kind: "patch@1", data: JSON.stringify({ n: i, pad: "x".repeat(200) }) });
+    const a = store.append(s.id, "main", genesis.id, [small(1), big(2), small(3), big(4)]);
+    store.fork(s.id, (a[1] as EventMeta).id, "f");
+    const f = store.append(s.id, "f", (a[1] as EventMeta).id, [big(5), small(6)]);
+    for (const head of [(a[3] as EventMeta).id, (f[1] as EventMeta).id]) {
+      expect(store.chainData(head)).toEqual(store.chain(head).map((e) => e.data));
+      expect(store.chainData(head, 2, 2)).toEqual(store.chain(head, 2, 2).map((e) => e.data));
+    }
+  });
+});
