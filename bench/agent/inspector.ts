@@ -7,11 +7,11 @@
  *
  * Run: npx tsx bench/run.ts inspector
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { materialize } from "@strata/engine";
-import { buildApp, needsBuild, STATIC_DIR, startServer } from "@strata/inspector";
+import { buildApp, CHROMIUM_FLAGS, chromiumPath, needsBuild, STATIC_DIR, startServer } from "@strata/inspector";
 import { openStore } from "@strata/store";
 import { chromium } from "playwright-core";
 import { buildSession } from "../lib/agent.ts";
@@ -20,7 +20,7 @@ import { type Sample, summarize, table } from "../lib/stats.ts";
 
 const NAME = "inspector";
 const STEPS = Number(process.env.BENCH_STEPS ?? 33_334); // 3 events a step: 100,000 events
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const CHROMIUM = chromiumPath();
 
 const mod: BenchModule = {
   title: "Inspector: opening a 100,000-event session",
@@ -55,18 +55,7 @@ const mod: BenchModule = {
       for (const [k, v] of Object.entries(first)) metrics[k] = summarize(v, "ms");
       if (CHROMIUM !== undefined) {
         progress(NAME, "chromium: open and scrub");
-        const browser = await chromium.launch({
-          executablePath: CHROMIUM,
-          headless: true,
-          args: [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-          ],
-        });
+        const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_FLAGS] });
         const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
         const open: number[] = [];
         const scrub: number[] = [];

@@ -4,26 +4,18 @@
  * follow a run live, and check hostile tool output renders as text. Screenshots of each step go to
  * apps/inspector/test-results/.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { nodeId } from "@strata/dom";
 import { runAgent, Session } from "@strata/engine";
 import { openStore } from "@strata/store";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
+import { buildApp, CHROMIUM_FLAGS, chromiumPath, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
 import { type Fixture, recordedSession, registry, Scripted } from "./fixture.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const CHROMIUM = chromiumPath();
 const SHOTS = join(import.meta.dirname, "..", "test-results");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let fx: Fixture;
 let srv: Running;
@@ -43,7 +35,7 @@ beforeAll(async () => {
   fx = await recordedSession();
   if (needsBuild()) await buildApp();
   srv = await startServer({ store: fx.store, port: 0, staticDir: STATIC_DIR, pollMs: 30 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS], headless: true });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.on("dialog", (d) => {
     dialogs.push(d.message());

@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { type ChatMessage, type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
 import { readSse } from "./sse.ts";
+import { wait } from "./wait.ts";
 
 export interface OpenAIConfig {
   /** e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`. */
@@ -76,21 +77,6 @@ function wireMessage(m: ChatMessage): unknown {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new ModelError("cancelled", "the request was cancelled"));
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ModelError("cancelled", "the request was cancelled"));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 const CONTEXT_OVERFLOW = /context[_ ]length|maximum context|too many tokens|context window/i;
 
 /** Classifies an HTTP error response. */
@@ -148,7 +134,7 @@ export class OpenAICompatibleModel implements Model {
       } catch (error) {
         const e = toModelError(error, signal);
         if (yielded || !e.retryable || attempt >= maxRetries || e.kind === "cancelled") throw e;
-        await sleep(e.options.retryAfterMs ?? Math.min(30_000, base * 2 ** attempt), signal);
+        await wait(e.options.retryAfterMs ?? Math.min(30_000, base * 2 ** attempt), signal);
       }
     }
   }

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Model, ModelError, type ModelErrorKind, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { wait } from "./wait.ts";
 
 /** One scripted tool call; `arguments` is written as the model would (an object is JSON-encoded). */
 export interface ScriptedCall {
@@ -114,21 +115,6 @@ export function loadScript(path: string): ModelScript {
   return parseScript(value, path);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ModelError("cancelled", "the request was cancelled"));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /** A rough, deterministic token estimate (4 characters a token) so budgets work offline. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -198,7 +184,7 @@ export class ScriptedModel implements Model {
         throw new ModelError(f.kind, f.message);
       }
       chunks++;
-      await sleep(delay, signal);
+      await wait(delay, signal);
     };
     let output = "";
     const text = turn.text ?? "";
