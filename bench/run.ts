@@ -218,7 +218,9 @@ async function writeDocs(): Promise<void> {
   }
   writeFileSync(DOC, doc.endsWith("\n") ? doc : `${doc}\n`);
   // The repository's one formatter lays the tables out (the lint step of the tests checks it).
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "@biomejs", "biome", "bin", "biome"), "format", "--write", DOC], { stdio: "ignore" });
+  execFileSync(process.execPath, [join(ROOT, "node_modules", "@biomejs", "biome", "bin", "biome"), "format", "--write", DOC], {
+    stdio: "ignore",
+  });
   process.stderr.write(`wrote ${relative(ROOT, DOC)}\n`);
 }
 
