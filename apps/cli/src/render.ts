@@ -1,5 +1,5 @@
 /** Human views of trees, diffs and ops (CLI-6, CLI-7). */
-import type { Element, Op, Tree, TreeDiff } from "@strata/dom";
+import { type Element, type Op, specSize, type Tree, type TreeDiff } from "@strata/dom";
 import { type Out, printable } from "./output.ts";
 
 /** One line of text for a listing: newlines shown, long text cut. */
@@ -51,7 +51,7 @@ export function summarizeOps(ops: readonly Op[], tree?: Tree): string {
   const parts = ops.slice(0, 4).map((op) => {
     switch (op[0]) {
       case "ins":
-        return `+<${op[3].tag}>${op[3].children?.length ? `(+${countSpec(op[3]) - 1})` : ""} in #${op[1]}`;
+        return `+<${op[3].tag}>${op[3].children?.length ? `(+${specSize(op[3]) - 1})` : ""} in #${op[1]}`;
       case "rm":
         return `-#${op[1]}${tree?.get(op[1]) ? ` <${tree.get(op[1])?.tag}>` : ""}`;
       case "set":
@@ -67,12 +67,6 @@ export function summarizeOps(ops: readonly Op[], tree?: Tree): string {
     }
   });
   return parts.join(", ") + (ops.length > 4 ? `, … (${ops.length} ops)` : "");
-}
-
-function countSpec(s: { children?: readonly { children?: readonly unknown[] }[] }): number {
-  let n = 1;
-  for (const c of s.children ?? []) n += countSpec(c as never);
-  return n;
 }
 
 /** A readable structural diff. */

@@ -12,6 +12,7 @@
  *
  * The index is a cache, never state (L1): it is derived from a tree and can be dropped at any time.
  */
+import { specSize } from "./build.ts";
 import type { InsOp, Op } from "./ops.ts";
 import type { Rec, Tree } from "./tree.ts";
 
@@ -79,8 +80,11 @@ export class TagIndex {
     return byValue.get(value) ?? [];
   }
 
-  #sorted(list: number[], id: number): number {
+  /** Where `id` (labelled) sits in a label-sorted list: appends at the end cost no search. */
+  #sorted(list: readonly number[], id: number): number {
     const label = this.#label.get(id) as number;
+    const last = list[list.length - 1];
+    if (last === undefined || (this.#label.get(last) as number) < label) return list.length;
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
@@ -91,8 +95,16 @@ export class TagIndex {
     return lo;
   }
 
+  /** Adds `id` to, or removes it from, a label-sorted list. */
+  #place(list: number[], id: number, add: boolean): void {
+    const at = this.#sorted(list, id);
+    if (add) {
+      if (list[at] !== id) list.splice(at, 0, id);
+    } else if (list[at] === id) list.splice(at, 1);
+  }
+
   /** Adds (or removes) `id` to the value lists of its indexed attributes, as `r` has them. */
-  #values_(r: Rec, id: number, add: boolean): void {
+  #byValue(r: Rec, id: number, add: boolean): void {
     const attrs = this.#attrsOf.get(r.tag);
     if (attrs === undefined) return;
     for (const attr of attrs) {
@@ -104,10 +116,7 @@ export class TagIndex {
         if (!add) continue;
         byValue.set(v, (list = []));
       }
-      const at = this.#sorted(list, id);
-      if (add) {
-        if (list[at] !== id) list.splice(at, 0, id);
-      } else if (list[at] === id) list.splice(at, 1);
+      this.#place(list, id, add);
     }
   }
 
@@ -126,39 +135,15 @@ export class TagIndex {
     list.push(id);
   }
 
-  /** Inserts `id` (already labelled) into its tag's list at its label's place. */
-  #insert(tag: string, id: number): void {
+  /** Adds `id` (already labelled) to its tag's list, or removes it (and its label). */
+  #tagged(tag: string, id: number, add: boolean): void {
     let list = this.#lists.get(tag);
-    if (list === undefined) this.#lists.set(tag, (list = []));
-    const label = this.#label.get(id) as number;
-    const last = list[list.length - 1];
-    if (last === undefined || (this.#label.get(last) as number) < label) {
-      list.push(id);
-      return;
+    if (list === undefined) {
+      if (!add) return;
+      this.#lists.set(tag, (list = []));
     }
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.#label.get(list[mid] as number) as number) < label) lo = mid + 1;
-      else hi = mid;
-    }
-    list.splice(lo, 0, id);
-  }
-
-  #remove(tag: string, id: number): void {
-    const list = this.#lists.get(tag);
-    const label = this.#label.get(id);
-    if (list === undefined || label === undefined) return;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.#label.get(list[mid] as number) as number) < label) lo = mid + 1;
-      else hi = mid;
-    }
-    if (list[lo] === id) list.splice(lo, 1);
-    this.#label.delete(id);
+    this.#place(list, id, add);
+    if (!add) this.#label.delete(id);
   }
 
   /**
@@ -176,8 +161,8 @@ export class TagIndex {
           const id = stack.pop() as number;
           const x = before.rec(id);
           if (x === undefined) continue;
-          this.#values_(x, id, false);
-          this.#remove(x.tag, id);
+          this.#byValue(x, id, false);
+          this.#tagged(x.tag, id, false);
           for (let c = x.first; c !== 0; c = (before.rec(c) as Rec).next) stack.push(c);
         }
       } else if (op[0] === "mv") return false;
@@ -191,8 +176,8 @@ export class TagIndex {
         const was = before.rec(id) as Rec;
         const now = after.rec(id);
         if (now === undefined || !this.#attrsOf.has(was.tag)) continue;
-        this.#values_(was, id, false);
-        this.#values_(now, id, true);
+        this.#byValue(was, id, false);
+        this.#byValue(now, id, true);
       }
     }
     let hwm = before.hwm;
@@ -202,16 +187,16 @@ export class TagIndex {
       const spec = (op as InsOp)[3];
       if (spec.id !== undefined) return false;
       const root = hwm + 1;
-      hwm += countSpec(spec);
+      hwm += specSize(spec);
       // removed again later in the same patch, or placed already inside an earlier insert's subtree
       if (!after.has(root) || this.#label.has(root)) continue;
-      if (!this.#place(after, root)) return false;
+      if (!this.#labelSubtree(after, root)) return false;
     }
     return true;
   }
 
   /** Labels the subtree at `root` (new in `after`) between its labelled neighbours. */
-  #place(after: Tree, root: number): boolean {
+  #labelSubtree(after: Tree, root: number): boolean {
     const ids: number[] = [];
     const stack = [root];
     while (stack.length > 0) {
@@ -233,8 +218,8 @@ export class TagIndex {
     ids.forEach((id, j) => {
       this.#label.set(id, label(j));
       const r = after.rec(id) as Rec;
-      this.#insert(r.tag, id);
-      this.#values_(r, id, true);
+      this.#tagged(r.tag, id, true);
+      this.#byValue(r, id, true);
     });
     return true;
   }
@@ -273,12 +258,6 @@ export class TagIndex {
       cur = n;
     }
   }
-}
-
-function countSpec(spec: InsOp[3]): number {
-  let n = 1;
-  for (const c of spec.children ?? []) n += countSpec(c);
-  return n;
 }
 
 /** The index attached to `tree`, if any. */

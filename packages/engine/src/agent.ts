@@ -20,10 +20,12 @@
  * event.
  */
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
+import { boundObservation, type Diag, executeBounded } from "./calls.ts";
 import { bodyOf, type RecordedInputs, readInputs, recordInputs } from "./inputs.ts";
 import { lifecycleWork } from "./lifecycle.ts";
 import { type Model, ModelError, type ModelRequest, type ModelSettings } from "./model.ts";
 import { blobReader, projectRequest } from "./prompt.ts";
+import { type Counts, commitStop, FINAL, type RunResult, runCounts, type StopReason, stopSpec } from "./runs.ts";
 import type { Session } from "./session.ts";
 import type { StreamWriter } from "./stream.ts";
 import { TemplateError } from "./template/errors.ts";
@@ -33,30 +35,13 @@ import {
   type CallLimits,
   DEFAULT_CALL_LIMITS,
   type Executor,
+  outcome,
   RegistryExecutor,
   type ToolRegistry,
   ToolRegistryError,
   type TreeEdit,
 } from "./tools/registry.ts";
 import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
-
-export type StopReason =
-  /** A `completesRun` tool executed without error: the agent says it is done (no environment evidence). */
-  | "completed-by-tool"
-  /** The environment reported the goal reached (never merged with the former). */
-  | "env-completed"
-  /** The model answered without calling a tool: it is waiting for the user. */
-  | "end-turn"
-  | "max-steps"
-  | "budget"
-  | "context-overflow"
-  | "cancelled"
-  | "model-error"
-  /** The recorded template does not render on the tree (the error names the line). */
-  | "prompt-error";
-
-/** Stops after which `runAgent` without a new task has nothing to continue. */
-const FINAL: ReadonlySet<string> = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
 export interface RunLimits {
   /** Model turns per run (a run ends at a `<stop>`); invalid calls count here, not as effective actions. */
@@ -98,73 +83,6 @@ export interface RunAgentOptions {
   readonly limits?: Partial<RunLimits>;
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: AgentEvent) => void;
-}
-
-export interface RunResult {
-  readonly stop: StopReason;
-  readonly detail?: string;
-  /** Model turns in this run, and calls that actually executed. */
-  readonly steps: number;
-  readonly effective: number;
-  readonly calls: number;
-  readonly tokens: number;
-}
-
-interface Counts {
-  steps: number;
-  effective: number;
-  calls: number;
-  tokens: number;
-}
-
-/** The counters of the current run, read from the tree: everything after the last `<stop>`. */
-export function runCounts(session: Session): Counts & { lastStop: string | undefined; lastIsStop: boolean } {
-  // Walks back from the end of <body> to the previous <stop>: the cost of the current run only.
-  const tree = session.durableTree;
-  const counts: Counts = { steps: 0, effective: 0, calls: 0, tokens: 0 };
-  let lastStop: string | undefined;
-  let id = tree.rec(bodyOf(tree).id)?.last ?? 0;
-  const lastIsStop = id !== 0 && tree.rec(id)?.tag === "stop";
-  for (; id !== 0; id = tree.rec(id)?.prev ?? 0) {
-    const r = tree.rec(id);
-    if (r === undefined) break;
-    if (r.tag === "stop") {
-      lastStop = r.attrs.reason;
-      break;
-    }
-    if (r.tag !== "turn" || r.attrs.role !== "assistant") continue;
-    if (r.attrs.status === "complete" || r.attrs.status === "failed") counts.steps++;
-    for (let c = r.first; c !== 0; c = tree.rec(c)?.next ?? 0) {
-      const k = tree.rec(c);
-      if (k === undefined) break;
-      if (k.tag === "usage") counts.tokens += Number(k.attrs.input ?? 0) + Number(k.attrs.output ?? 0);
-      if (k.tag !== "call") continue;
-      counts.calls++;
-      if (k.attrs.status === "executed") counts.effective++;
-    }
-  }
-  return { ...counts, lastStop, lastIsStop };
-}
-
-function stopSpec(reason: StopReason, counts: Counts, detail?: string): { tag: string; attrs: Record<string, string> } {
-  const attrs: Record<string, string> = {
-    reason,
-    steps: String(counts.steps),
-    effective: String(counts.effective),
-    calls: String(counts.calls),
-    tokens: String(counts.tokens),
-  };
-  if (detail !== undefined) attrs.detail = detail;
-  return { tag: "stop", attrs };
-}
-
-/** Appends the `<stop>` element in its own event, unless the caller folds it into another. */
-function commitStop(session: Session, reason: StopReason, counts: Counts, detail?: string): void {
-  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, stopSpec(reason, counts, detail)), { label: "run.stop" });
-}
-
-function sleep(ms: number): Promise<"timeout"> {
-  return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms).unref?.());
 }
 
 /**
@@ -534,14 +452,8 @@ class Loop {
     const checked = this.registry.validate(action.call);
     if (!checked.ok) {
       // Nothing runs, whatever the executor: the seed table's row for a failed validation.
-      const outcome: ActionOutcome = {
-        status: "not_executed",
-        observation: `The call to ${call.tool} was not executed: ${checked.message}.`,
-        observationIsSynthetic: true,
-        envReportedCompletion: false,
-        observationTruncatedChars: 0,
-      };
-      return this.settle(call, outcome, checked.message, [], callLimits, []);
+      const refused = outcome("not_executed", `The call to ${call.tool} was not executed: ${checked.message}.`, true);
+      return this.settle(call, refused, checked.message, [], callLimits, []);
     }
     const attempt = call.attempt + 1;
     s.commit(
@@ -552,59 +464,13 @@ class Loop {
       { label: retry ? "call.retry" : "call.start", by },
     );
     this.emit({ type: "call", element: call.element, tool: call.tool, status: "running" });
-    const staged: TreeEdit[] = [];
-    const progress = new Progress(s, call.element, callLimits.inlineChars);
-    const timeout = new AbortController();
-    const callSignal = AbortSignal.any([this.signal, timeout.signal]);
-    const timer = setTimeout(() => timeout.abort(), callLimits.timeoutMs);
-    const running = this.executor
-      .execute(action, callSignal, { output: (chunk) => progress.write(chunk), stage: (edit) => void staged.push(edit) })
-      .then(
-        (outcome) => ({ outcome }),
-        (error: unknown) => ({ error }),
-      );
-    let settled: { outcome: ActionOutcome } | { error: unknown } | "timeout" = await Promise.race([
-      running,
-      new Promise<"aborted">((resolve) => callSignal.addEventListener("abort", () => resolve("aborted"), { once: true })),
-    ]).then((r) => (r === "aborted" ? Promise.race([running, sleep(callLimits.graceMs)]) : r));
-    clearTimeout(timer);
-    progress.close();
-    const diags = progress.diags();
-    if (settled === "timeout" || ("error" in settled && callSignal.aborted)) {
-      const abandoned = settled === "timeout";
-      if (this.signal.aborted) {
-        this.interrupt(call, "the run was cancelled while the call was running", diags);
-        return this.stop("cancelled", "the run was cancelled");
-      }
-      const note = abandoned
-        ? `the handler ignored the abort and was abandoned ${callLimits.graceMs} ms after its ${callLimits.timeoutMs} ms time limit`
-        : `the call did not finish within its ${callLimits.timeoutMs} ms time limit and was stopped`;
-      diags.push({ kind: abandoned ? "abandoned" : "timeout", text: note });
-      settled = {
-        outcome: {
-          status: "executed",
-          observation: `TimeoutError: ${note}`,
-          observationIsSynthetic: false,
-          envReportedCompletion: false,
-          observationTruncatedChars: 0,
-          errorClass: "TimeoutError",
-        },
-      };
-    } else if ("error" in settled) {
-      // An executor that throws (not the registry's: it never does) is an environment failure.
-      const e = settled.error as Error;
-      settled = {
-        outcome: {
-          status: "env_error",
-          observation: `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`,
-          observationIsSynthetic: false,
-          envReportedCompletion: false,
-          observationTruncatedChars: 0,
-        },
-      };
+    const done = await executeBounded(s, call.element, this.executor, action, this.signal, callLimits);
+    if ("cancelled" in done) {
+      this.interrupt(call, "the run was cancelled while the call was running", done.diags);
+      return this.stop("cancelled", "the run was cancelled");
     }
-    const outcome = settled.outcome;
-    return this.settle(call, outcome, outcome.status === "env_error" ? outcome.observation : undefined, staged, callLimits, diags);
+    const o = done.outcome;
+    return this.settle(call, o, o.status === "env_error" ? o.observation : undefined, done.staged, callLimits, done.diags);
   }
 
   /** Marks a call interrupted (synthetic observation from the record). */
@@ -631,29 +497,7 @@ class Loop {
   ): RunResult | undefined {
     const s = this.session;
     const spec = this.registry.get(call.tool);
-    let observation = outcome.observation;
-    let dropped = 0;
-    if (observation.length > limits.maxOutputChars) {
-      dropped = observation.length - limits.maxOutputChars;
-      observation = observation.slice(0, limits.maxOutputChars);
-    }
-    let inline = observation;
-    if (observation.length > limits.inlineChars) {
-      const hash = s.store.putBlob(observation);
-      const hidden = observation.length - limits.inlineChars;
-      inline = `${observation.slice(0, limits.inlineChars)}\n[… ${hidden} more characters not shown; the full output is stored as blob ${hash.slice(0, 16)}]`;
-      diags.push({
-        kind: "blob",
-        attrs: { hash, chars: String(observation.length) },
-        text: `the observation is ${observation.length} characters; ${limits.inlineChars} are inline`,
-      });
-    }
-    if (dropped > 0)
-      diags.push({
-        kind: "output-cap",
-        attrs: { dropped: String(dropped) },
-        text: `${dropped} characters beyond the ${limits.maxOutputChars}-character cap were dropped`,
-      });
+    const inline = boundObservation(outcome.observation, limits, (text) => s.store.putBlob(text), diags);
     const completes = outcome.status === "executed" && outcome.errorClass === undefined && spec?.completesRun === true;
     const envDone = outcome.envReportedCompletion;
     const after: Counts = { ...this.#counts, effective: this.#counts.effective + (outcome.status === "executed" ? 1 : 0) };
@@ -699,59 +543,4 @@ interface PendingCall {
   readonly tool: string;
   readonly args: string;
   readonly attempt: number;
-}
-
-interface Diag {
-  readonly kind: string;
-  readonly attrs?: Record<string, string>;
-  readonly text: string;
-}
-
-/** A call's progress stream into `<output>`, bounded to `cap` characters inline (AG-10). */
-class Progress {
-  #stream: StreamWriter | undefined;
-  #written = 0;
-  #dropped = 0;
-  #closed = false;
-
-  constructor(
-    readonly session: Session,
-    readonly call: NodeId,
-    readonly cap: number,
-  ) {}
-
-  write(chunk: string): void {
-    if (this.#closed || typeof chunk !== "string" || chunk === "") return;
-    const room = this.cap - this.#written;
-    if (room <= 0) {
-      this.#dropped += chunk.length;
-      return;
-    }
-    if (this.#stream === undefined) {
-      let output = 0 as NodeId;
-      this.session.commit((d) => void (output = d.appendChild(this.call, { tag: "output" })), { label: "call.output" });
-      this.#stream = this.session.stream(output, { label: "call.output" });
-    }
-    const part = chunk.length > room ? chunk.slice(0, room) : chunk;
-    this.#dropped += chunk.length - part.length;
-    this.#written += part.length;
-    this.#stream.append(part);
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#stream?.close();
-  }
-
-  diags(): Diag[] {
-    return this.#dropped > 0
-      ? [
-          {
-            kind: "output-truncated",
-            attrs: { dropped: String(this.#dropped) },
-            text: `progress beyond ${this.cap} characters was not kept (${this.#dropped} dropped)`,
-          },
-        ]
-      : [];
-  }
 }

@@ -1,15 +1,7 @@
 /**
  * @strata/engine — sessions as events over @strata/dom trees stored in @strata/store.
  */
-export {
-  type AgentEvent,
-  type RunAgentOptions,
-  type RunLimits,
-  type RunResult,
-  runAgent,
-  runCounts,
-  type StopReason,
-} from "./agent.ts";
+export { type AgentEvent, type RunAgentOptions, type RunLimits, runAgent } from "./agent.ts";
 export { EngineError, type EngineErrorCode } from "./errors.ts";
 export {
   DEFAULT_SKELETON,
@@ -69,6 +61,7 @@ export {
 export { type ReplayReport, replayVerify } from "./replay.ts";
 export { Replica } from "./replica.ts";
 export { type Divergence, type Override, type RerunOptions, type RerunReport, rerun } from "./rerun.ts";
+export { type RunResult, runCounts, type StopReason } from "./runs.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";
 export { loadSnapshot, loadSnapshotVersion, SNAPSHOT_HEADER_FORMAT, SnapshotWriter } from "./snapshots.ts";
 export { decodeSse, decodeSseStream, encodeSse, type Frame } from "./sse.ts";

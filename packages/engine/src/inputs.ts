@@ -193,34 +193,30 @@ export function recordInputs(session: Session, inputs: RunInputs, options: { by?
   }));
   const before = session.tree;
   const hadConfig = child(metaOf(before), "config") !== undefined;
-  let changed = false;
-  const recipe = (d: TreeDraft): void => {
-    const meta = metaOf(d.tree).id;
-    const config = ensure(d, meta, "config");
-    if (inputs.model !== undefined) syncAttrs(d, ensure(d, config, "model"), modelAttrs(inputs.model));
-    if (inputs.settings !== undefined)
-      syncAttrs(d, ensure(d, config, "settings"), Object.fromEntries(Object.entries(inputs.settings).map(([k, v]) => [k, String(v)])));
-    if (inputs.templates !== undefined) syncKeyed(d, ensure(d, config, "templates"), "template", "name", templates);
-    if (inputs.context !== undefined) syncKeyed(d, ensure(d, config, "context"), "file", "path", context);
-    if (inputs.tools !== undefined) syncKeyed(d, ensure(d, config, "tools"), "tool", "name", tools);
-    if (inputs.synthetic !== undefined) {
-      const kinds = Object.keys(SYNTHETIC_KINDS) as (keyof SyntheticObservations)[];
-      const synth = inputs.synthetic;
-      syncKeyed(
-        d,
-        ensure(d, config, "synthetic"),
-        "observation",
-        "kind",
-        kinds.map((k) => ({ kind: SYNTHETIC_KINDS[k] })),
-        (i) => synth[kinds[i] as keyof SyntheticObservations],
-      );
-    }
-    changed = d.ops.length > 0;
-  };
-  // Dry run first: an unchanged record appends nothing.
-  recipe(new TreeDraft(before));
-  if (!changed) return undefined;
-  return session.commit(recipe, {
+  // Authored once on a draft of the current tree; an unchanged record appends nothing.
+  const d = new TreeDraft(before);
+  const meta = metaOf(d.tree).id;
+  const config = ensure(d, meta, "config");
+  if (inputs.model !== undefined) syncAttrs(d, ensure(d, config, "model"), modelAttrs(inputs.model));
+  if (inputs.settings !== undefined)
+    syncAttrs(d, ensure(d, config, "settings"), Object.fromEntries(Object.entries(inputs.settings).map(([k, v]) => [k, String(v)])));
+  if (inputs.templates !== undefined) syncKeyed(d, ensure(d, config, "templates"), "template", "name", templates);
+  if (inputs.context !== undefined) syncKeyed(d, ensure(d, config, "context"), "file", "path", context);
+  if (inputs.tools !== undefined) syncKeyed(d, ensure(d, config, "tools"), "tool", "name", tools);
+  if (inputs.synthetic !== undefined) {
+    const kinds = Object.keys(SYNTHETIC_KINDS) as (keyof SyntheticObservations)[];
+    const synth = inputs.synthetic;
+    syncKeyed(
+      d,
+      ensure(d, config, "synthetic"),
+      "observation",
+      "kind",
+      kinds.map((k) => ({ kind: SYNTHETIC_KINDS[k] })),
+      (i) => synth[kinds[i] as keyof SyntheticObservations],
+    );
+  }
+  if (d.ops.length === 0) return undefined;
+  return session.commit(d.ops, {
     label: hadConfig ? "inputs.update" : "inputs.record",
     ...(options.by !== undefined ? { by: options.by } : {}),
   });

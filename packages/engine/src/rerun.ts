@@ -11,12 +11,13 @@
  */
 import type { Element, Tree } from "@strata/dom";
 import type { EventId } from "@strata/store";
-import { runAgent, type StopReason } from "./agent.ts";
+import { runAgent } from "./agent.ts";
 import { EngineError } from "./errors.ts";
 import { blobText, bodyOf, metaOf } from "./inputs.ts";
 import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
+import type { StopReason } from "./runs.ts";
 import type { Session } from "./session.ts";
-import type { Action, ActionOutcome, Executor, ToolContext, ToolRegistry } from "./tools/registry.ts";
+import { type Action, type ActionOutcome, type Executor, outcome, type ToolContext, type ToolRegistry } from "./tools/registry.ts";
 
 export interface Override {
   readonly kind: "llm" | "tool";
@@ -174,35 +175,22 @@ class ReplayExecutor implements Executor {
 
   async execute(action: Action, signal: AbortSignal, ctx?: Omit<ToolContext, "signal">): Promise<ActionOutcome> {
     const recorded = this.calls[this.#next++];
-    const plain = (status: ActionOutcome["status"], observation: string): ActionOutcome => ({
-      status,
-      observation,
-      observationIsSynthetic: false,
-      envReportedCompletion: false,
-      observationTruncatedChars: 0,
-    });
-    if (recorded !== undefined && this.tool.has(recorded.id)) return plain("executed", this.tool.get(recorded.id) as string);
+    if (recorded !== undefined && this.tool.has(recorded.id)) return outcome("executed", this.tool.get(recorded.id) as string);
     const spec = action.kind === "tool-call" ? this.registry.get(action.call.name) : undefined;
     if (spec?.replayPolicy === "safe") {
       this.rerunSafe++;
       return this.registry.executor().execute(action, signal, ctx);
     }
     if (recorded === undefined || action.kind !== "tool-call" || recorded.tool !== action.call.name)
-      return plain(
+      return outcome(
         "env_error",
         `the re-run reached a call to ${action.kind === "tool-call" ? action.call.name : "code"} that the recording does not have, and it is not safe to run`,
       );
     this.recordedNever++;
     if (recorded.status === "executed" || recorded.status === "not_executed" || recorded.status === "env_error")
-      return plain(recorded.status, recorded.observation);
-    return plain("env_error", `the recorded call was ${recorded.status}; a tool that is not safe to repeat is not re-executed`);
+      return outcome(recorded.status, recorded.observation);
+    return outcome("env_error", `the recorded call was ${recorded.status}; a tool that is not safe to repeat is not re-executed`);
   }
-}
-
-function freeName(session: Session, base: string): string {
-  const taken = new Set(session.branches().map((b) => b.name));
-  if (!taken.has(base)) return base;
-  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
 }
 
 /** The event that wrote element `id` last with `label` (the outcome of a call, say). */
@@ -233,7 +221,7 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
         "bad-input",
         `no call with id ${o.callId} on branch ${session.branch}; \`strata show SESSION --select call\` lists them`,
       );
-  const name = freeName(session, options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
+  const name = session.freeBranchName(options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
   const fork = session.fork(forkedAt, { name });
   fork.commit(
     (d) => {

@@ -300,7 +300,7 @@ export class Session implements StreamHost, SubscriptionSource {
     const meta = this.store.eventMeta(event);
     if (meta === undefined || meta.session !== this.id)
       throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
-    const name = options.name ?? this.#freeName(`fork-${event}`);
+    const name = options.name ?? this.freeBranchName(`fork-${event}`);
     this.store.fork(this.id, event, name);
     const journal = Journal.open(this.store, this.id, name, this.options);
     const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
@@ -483,7 +483,8 @@ export class Session implements StreamHost, SubscriptionSource {
     if (this.store.closed) throw new StoreError("closed", `the store of session ${this.id} was closed`);
   }
 
-  #freeName(base: string): string {
+  /** `base`, or `base-2`, `base-3` … : the first name no branch of the session has. */
+  freeBranchName(base: string): string {
     const taken = new Set(this.branches().map((b) => b.name));
     if (!taken.has(base)) return base;
     for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;

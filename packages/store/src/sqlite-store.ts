@@ -4,10 +4,24 @@
  * conditional INSERT (no extra write), so an append costs about what a raw insert costs (ST-9).
  */
 import type Database from "better-sqlite3";
+import {
+  checkBranchName,
+  checkCount,
+  checkEvent,
+  checkHash,
+  checkId,
+  checkMetadata,
+  checkSession,
+  checkTitle,
+  notFound,
+  show,
+} from "./checks.ts";
+import { type Chunk, decodeChunk, decodeDirectory, encodeChunk, encodeDirectory, PAGES_PER_CHUNK, samePages } from "./directory.ts";
 import { fromSqlite, HeadConflict, StoreError, toStoreError } from "./errors.ts";
 import { isHash, sha256 } from "./hash.ts";
-import { BRANCH_NAME, newSessionId } from "./ids.ts";
+import { newSessionId } from "./ids.ts";
 import { type OpenOptions, openDatabase } from "./open.ts";
+import { EVENT_FULL, prepare, type Statements } from "./statements.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
 import type {
   BranchInfo,
@@ -58,15 +72,6 @@ interface Tip {
 
 type Row = Record<string, unknown>;
 
-const PAGES_PER_CHUNK = 64;
-const HASH_BYTES = 32;
-const ZERO_HASH = Buffer.alloc(HASH_BYTES);
-/** First byte of a format-2 page directory (a format-1 directory starts with a page count < 2^24). */
-const DIR_V2 = 0x02;
-/** A format-2 directory: marker, page count (uint32), a bitmap of the chunks present, their hashes. */
-const DIR_HEAD = 5;
-/** A format-2 chunk: a bitmap of its 64 pages, then the hash of each page present. */
-const CHUNK_BITMAP = PAGES_PER_CHUNK / 8;
 /** Decoded directory chunks kept in memory (they are immutable; the oldest are dropped first). */
 const CHUNK_CACHE = 65_536;
 /**
@@ -75,12 +80,6 @@ const CHUNK_CACHE = 65_536;
  * through the (segment, depth) index (ST-7).
  */
 const ROWID_SPREAD = 2;
-
-/** The pages of one directory chunk that are not null: positions within the chunk and hashes. */
-interface Chunk {
-  readonly at: readonly number[];
-  readonly hashes: readonly string[];
-}
 
 /** The last chunk this store wrote at one chunk position: its pages (as given) and its hash (null: all empty). */
 interface WrittenChunk {
@@ -110,7 +109,7 @@ export class SqliteStore implements Store {
   readonly #undo: (() => void)[] = [];
   #txDepth = 0;
   #closed = false;
-  readonly #st: ReturnType<typeof prepare>;
+  readonly #st: Statements;
 
   constructor(
     readonly path: string,
@@ -483,61 +482,25 @@ export class SqliteStore implements Store {
   }
 
   chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
-    this.#open();
-    checkId(head, "chainData: the head");
-    checkCount(afterDepth, "chainData: afterDepth");
-    checkCount(limit, "chainData: limit");
-    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
-    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
     const out: string[] = [];
-    for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
-      const room = limit - out.length;
-      if (room <= 0) break;
-      const from = Math.max(span.from, afterDepth);
-      const to = Math.min(span.to, from + room);
-      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
-      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
-      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
-      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * (hi[1] - lo[1] + 1);
-      const args = contiguous ? [lo[0], hi[0], span.segment, room] : [span.segment, from, to, room];
+    this.#readChain("chainData", head, afterDepth, limit, (contiguous, args) => {
       const found = (contiguous ? this.#st.chainDataRange : this.#st.chainDataDepths).all(...args) as string[];
       if (found.includes("")) {
+        // blob-backed payloads read as "": their refs come in the same order
         const refs = (contiguous ? this.#st.chainBlobsRange : this.#st.chainBlobsDepths).all(...args) as Buffer[];
         let k = 0;
         for (let i = 0; i < found.length; i++) if (found[i] === "") found[i] = this.#blobText(refs[k++] as Buffer, head);
       }
       for (const d of found) out.push(d);
-    }
+      return found.length;
+    });
     return out;
   }
 
   chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
-    this.#open();
-    checkId(head, "chain: the head");
-    checkCount(afterDepth, "chain: afterDepth");
-    checkCount(limit, "chain: limit");
-    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
-    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
     const out: StoredEvent[] = [];
-    const session = meta.session;
-    for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
-      const room = limit - out.length;
-      if (room <= 0) break;
-      // One range read per span (ST-7). The span's first and last rows come from the index; if the
-      // ids between them are (nearly) all this segment's — a line appended alone, the usual case
-      // and the long-resume path — read them as a sequential rowid range; if other sessions' or
-      // lines' rows are interleaved, read the span through the (segment, depth) index instead, so
-      // the cost is the span's own rows whatever else the file holds.
-      const from = Math.max(span.from, afterDepth);
-      const to = Math.min(span.to, from + room);
-      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
-      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
-      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
-      const rows = hi[1] - lo[1] + 1;
-      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * rows;
-      const found = (
-        contiguous ? this.#st.chainRange.all(lo[0], hi[0], span.segment, room) : this.#st.chainDepths.all(span.segment, from, to, room)
-      ) as unknown[][];
+    this.#readChain("chain", head, afterDepth, limit, (contiguous, args, session) => {
+      const found = (contiguous ? this.#st.chainRange : this.#st.chainDepths).all(...args) as unknown[][];
       for (const r of found) {
         const blob = r[7] as Buffer | null;
         out.push({
@@ -552,8 +515,42 @@ export class SqliteStore implements Store {
           data: blob === null ? (r[8] as string) : this.#blobText(blob, r[0] as number),
         });
       }
-    }
+      return found.length;
+    });
     return out;
+  }
+
+  /**
+   * One range read per span of `head`'s chain after `afterDepth`, at most `limit` rows (ST-7).
+   * The span's first and last rows come from the index; if the ids between them are (nearly) all
+   * this segment's — a line appended alone, the usual case and the long-resume path — `read` gets
+   * a rowid range `[lo, hi, segment, room]`; if other sessions' or lines' rows are interleaved, it
+   * gets `(segment, depth)` bounds `[segment, from, to, room]`, so the cost is the span's own rows
+   * whatever else the file holds. `read` returns how many rows it read.
+   */
+  #readChain(
+    what: string,
+    head: EventId,
+    afterDepth: number,
+    limit: number,
+    read: (contiguous: boolean, args: readonly number[], session: SessionId) => number,
+  ): void {
+    this.#open();
+    checkId(head, `${what}: the head`);
+    checkCount(afterDepth, `${what}: afterDepth`);
+    checkCount(limit, `${what}: limit`);
+    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
+    let left = Math.min(limit, Number.MAX_SAFE_INTEGER);
+    for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
+      if (left <= 0) break;
+      const from = Math.max(span.from, afterDepth);
+      const to = Math.min(span.to, from + left);
+      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
+      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
+      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
+      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * (hi[1] - lo[1] + 1);
+      left -= read(contiguous, contiguous ? [lo[0], hi[0], span.segment, left] : [span.segment, from, to, left], meta.session);
+    }
   }
 
   chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
@@ -651,31 +648,12 @@ export class SqliteStore implements Store {
       for (const c of changed) {
         const base = c * PAGES_PER_CHUNK;
         const end = Math.min(base + PAGES_PER_CHUNK, pages.length);
-        let bitmap: Buffer | undefined;
-        const hashes: Buffer[] = [];
-        for (let i = base; i < end; i++) {
-          const p = pages[i];
-          if (p === null) continue;
-          bitmap ??= Buffer.alloc(CHUNK_BITMAP);
-          const j = i - base;
-          bitmap[j >> 3] = (bitmap[j >> 3] as number) | (1 << (j & 7));
-          hashes.push(Buffer.from(p as string, "hex"));
-        }
-        const hash = bitmap === undefined ? null : this.putBlob(Buffer.concat([bitmap, ...hashes]));
+        const bytes = encodeChunk(pages, base, end);
+        const hash = bytes === undefined ? null : this.putBlob(bytes);
         this.#set(this.#written, c, { pages: pages.slice(base, end), hash });
       }
-      const present = Buffer.alloc(Math.ceil(chunkCount / 8));
-      const hashes: Buffer[] = [];
-      for (let c = 0; c < chunkCount; c++) {
-        const hash = (this.#written.get(c) as WrittenChunk).hash;
-        if (hash === null) continue;
-        present[c >> 3] = (present[c >> 3] as number) | (1 << (c & 7));
-        hashes.push(Buffer.from(hash, "hex"));
-      }
-      const head = Buffer.alloc(DIR_HEAD);
-      head[0] = DIR_V2;
-      head.writeUInt32BE(pages.length, 1);
-      this.#st.insertSnapshot.run(event, this.#segmentOfEvent(event), meta.depth, header, Buffer.concat([head, present, ...hashes]));
+      const chunkHashes = Array.from({ length: chunkCount }, (_, c) => (this.#written.get(c) as WrittenChunk).hash);
+      this.#st.insertSnapshot.run(event, this.#segmentOfEvent(event), meta.depth, header, encodeDirectory(pages.length, chunkHashes));
     });
   }
 
@@ -703,28 +681,7 @@ export class SqliteStore implements Store {
     const bad = (why: string): never => {
       throw new StoreError("corrupt", `the snapshot at event ${event} has a damaged page directory (${why}); run \`strata verify\``);
     };
-    if (!Buffer.isBuffer(dir) || dir.length < 4) bad("too short");
-    const chunks: [number, string][] = [];
-    let count: number;
-    if (dir[0] === DIR_V2) {
-      if (dir.length < DIR_HEAD) bad(`length ${dir.length}`);
-      count = dir.readUInt32BE(1);
-      const chunkCount = Math.ceil(count / PAGES_PER_CHUNK);
-      let off = DIR_HEAD + Math.ceil(chunkCount / 8);
-      for (let c = 0; c < chunkCount; c++)
-        if (((dir[DIR_HEAD + (c >> 3)] as number) >> (c & 7)) & 1) {
-          if (off + HASH_BYTES > dir.length) bad(`length ${dir.length} for the chunks its bitmap names`);
-          chunks.push([c, dir.toString("hex", off, off + HASH_BYTES)]);
-          off += HASH_BYTES;
-        }
-      if (off !== dir.length) bad(`length ${dir.length} for the chunks its bitmap names`);
-    } else {
-      count = dir.readUInt32BE(0);
-      if ((dir.length - 4) % HASH_BYTES !== 0 || (dir.length - 4) / HASH_BYTES !== Math.ceil(count / PAGES_PER_CHUNK))
-        bad(`length ${dir.length} for ${count} pages`);
-      for (let off = 4, c = 0; off < dir.length; off += HASH_BYTES, c++)
-        if (!dir.subarray(off, off + HASH_BYTES).equals(ZERO_HASH)) chunks.push([c, dir.toString("hex", off, off + HASH_BYTES)]);
-    }
+    const { count, chunks } = decodeDirectory(dir, bad);
     const missing = chunks.map(([, h]) => h).filter((h) => !this.#chunks.has(h));
     if (missing.length > 0) {
       if (this.#chunks.size + missing.length > CHUNK_CACHE)
@@ -895,6 +852,7 @@ const GUARDED = [
   "eventMeta",
   "events",
   "chain",
+  "chainData",
   "chainMeta",
   "log",
   "isAncestor",
@@ -909,99 +867,8 @@ const GUARDED = [
   "verify",
 ] as const satisfies readonly (keyof Store)[];
 
-const EVENT_FULL = "SELECT e.id, e.segment, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.blob, e.data FROM events e";
-
-function prepare(db: Database.Database) {
-  const tipOf = "(SELECT id FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
-  const tipDepthOf = "(SELECT depth FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
-  const headDepthOf = "(SELECT depth FROM events WHERE id = b.head)";
-  const branchCols = `b.name, b.segment, b.head, b.created, b.origin, b.origin_event, ${tipOf} AS tip_id, ${tipDepthOf} AS tip_depth, ${headDepthOf} AS head_depth`;
-  return {
-    insertSession: db.prepare("INSERT INTO sessions (id, title, created, metadata) VALUES (?, ?, ?, ?)"),
-    session: db.prepare("SELECT id, title, created, metadata FROM sessions WHERE id = ?"),
-    sessions: db.prepare("SELECT id, title, created, metadata FROM sessions ORDER BY id DESC"),
-    sessionsByPrefix: db.prepare("SELECT id, title, created, metadata FROM sessions WHERE id >= ? AND id < ? ORDER BY id DESC"),
-    updateSession: db.prepare("UPDATE sessions SET title = ?, metadata = ? WHERE id = ?"),
-    reserve: db.prepare("UPDATE sessions SET counter = counter + ? WHERE id = ? RETURNING counter").pluck(),
-    insertSegment: db.prepare("INSERT INTO segments (session, parent, fork_depth) VALUES (?, ?, ?)"),
-    segmentAncestry: db.prepare(
-      `WITH RECURSIVE a(id) AS (SELECT ? UNION ALL SELECT s.parent FROM segments s JOIN a ON s.id = a.id WHERE s.parent IS NOT NULL)
-       SELECT s.id, s.session, s.parent, s.fork_depth FROM segments s JOIN a ON s.id = a.id`,
-    ),
-    insertBranch: db.prepare(
-      "INSERT INTO branches (session, name, segment, head, created, origin, origin_event) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ),
-    branch: db.prepare(`SELECT ${branchCols} FROM branches b WHERE b.session = ? AND b.name = ?`),
-    branches: db.prepare(`SELECT ${branchCols} FROM branches b WHERE b.session = ? ORDER BY b.created, b.name`),
-    ownSegment: db.prepare("UPDATE branches SET segment = ?, head = NULL WHERE session = ? AND name = ?"),
-    pinBranch: db.prepare("UPDATE branches SET segment = ?, head = ? WHERE session = ? AND name = ?"),
-    tip: db.prepare("SELECT id, depth FROM events WHERE segment = ? ORDER BY depth DESC LIMIT 1"),
-    insertEvent: db.prepare(
-      "INSERT INTO events (segment, depth, prior, kind, label, by, ts, blob, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    ),
-    appendIfTip: db.prepare(
-      `INSERT INTO events (segment, depth, prior, kind, label, by, ts, blob, data)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
-       WHERE EXISTS (SELECT 1 FROM branches WHERE session = ? AND name = ? AND segment = ? AND head IS NULL)
-         AND NOT EXISTS (SELECT 1 FROM events WHERE segment = ? AND depth = ?)`,
-    ),
-    eventFull: db.prepare(`${EVENT_FULL} WHERE e.id = ?`),
-    eventMeta: db.prepare("SELECT id, segment, depth, prior, kind, label, by, ts FROM events WHERE id = ?"),
-    eventSegment: db.prepare("SELECT segment FROM events WHERE id = ?"),
-    atDepth: db.prepare("SELECT id FROM events WHERE segment = ? AND depth = ?"),
-    firstAfter: db.prepare("SELECT id, depth FROM events WHERE segment = ? AND depth > ? ORDER BY depth LIMIT 1").raw(),
-    lastUpTo: db.prepare("SELECT id, depth FROM events WHERE segment = ? AND depth <= ? ORDER BY depth DESC LIMIT 1").raw(),
-    chainRange: db
-      .prepare(
-        "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?",
-      )
-      .raw(),
-    // Payload reads select one column (plucked): a blob-backed payload reads as "" and is filled
-    // from the blob refs, fetched only for a batch that has one.
-    chainDataRange: db.prepare("SELECT data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?").pluck(),
-    chainBlobsRange: db
-      .prepare("SELECT blob FROM events WHERE id >= ? AND id <= ? AND +segment = ? AND blob IS NOT NULL ORDER BY id LIMIT ?")
-      .pluck(),
-    chainDataDepths: db.prepare("SELECT data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?").pluck(),
-    chainBlobsDepths: db
-      .prepare("SELECT blob FROM events WHERE segment = ? AND depth > ? AND depth <= ? AND blob IS NOT NULL ORDER BY depth LIMIT ?")
-      .pluck(),
-    chainDepths: db
-      .prepare(
-        "SELECT id, depth, prior, kind, label, by, ts, blob, data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
-      )
-      .raw(),
-    listRange: db.prepare(
-      "SELECT id, segment, depth, kind, label, by, ts FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
-    ),
-    listRangeDesc: db.prepare(
-      "SELECT id, segment, depth, kind, label, by, ts FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth DESC LIMIT ?",
-    ),
-    insertSnapshot: db.prepare("INSERT OR REPLACE INTO snapshots (event, segment, depth, header, pages) VALUES (?, ?, ?, ?, ?)"),
-    snapshotIn: db.prepare(
-      "SELECT event, depth, header, pages FROM snapshots WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth DESC LIMIT 1",
-    ),
-    snapshotsOf: db.prepare("SELECT n.event FROM snapshots n JOIN segments s ON s.id = n.segment WHERE s.session = ? ORDER BY n.event"),
-    insertBlob: db.prepare("INSERT INTO blobs (hash, size, data) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING"),
-    blob: db.prepare("SELECT data FROM blobs WHERE hash = ?").pluck(),
-    hasBlob: db.prepare("SELECT 1 FROM blobs WHERE hash = ?").pluck(),
-  };
-}
-
 function tipKey(session: SessionId, branch: string): string {
   return `${session}\u0000${branch}`;
-}
-
-function notFound(what: string): never {
-  throw new StoreError("not-found", `${what} does not exist`);
-}
-
-function checkBranchName(name: string): void {
-  if (typeof name !== "string" || !BRANCH_NAME.test(name))
-    throw new StoreError(
-      "bad-input",
-      `branch name ${JSON.stringify(name)} is not allowed: use letters, digits, ".", "_", "/", "-" (no "@" or "~")`,
-    );
 }
 
 function sessionOf(row: Row): SessionInfo {
@@ -1012,107 +879,6 @@ function sessionOf(row: Row): SessionInfo {
     throw new StoreError("corrupt", `session ${row.id} has unreadable metadata; run \`strata verify\` and restore the file from a copy`);
   }
   return { id: row.id as SessionId, title: (row.title as string | null) ?? null, created: Number(row.created), metadata };
-}
-
-/** A value as it appears in a message: short, and never throws. */
-function show(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
-  if (typeof v === "bigint") return `${v}n`;
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  if (typeof v === "object") {
-    const name = (v as object).constructor?.name;
-    return name === undefined || name === "Object" ? "an object" : `a ${name}`;
-  }
-  return `a ${typeof v}`;
-}
-
-function checkId(id: unknown, where: string): void {
-  if (!Number.isSafeInteger(id)) throw new StoreError("bad-input", `${where}: expected an event id (an integer), got ${show(id)}`);
-}
-
-function checkCount(n: unknown, where: string): void {
-  if (typeof n !== "number" || !(n >= 0) || (!Number.isSafeInteger(n) && n !== Number.POSITIVE_INFINITY))
-    throw new StoreError("bad-input", `${where}: expected a whole number ≥ 0, got ${show(n)}`);
-}
-
-function checkSession(id: unknown, where: string): void {
-  if (typeof id !== "string") throw new StoreError("bad-input", `${where}: expected a session id (a string), got ${show(id)}`);
-}
-
-function checkHash(h: unknown, where: string): void {
-  if (!isHash(h))
-    throw new StoreError("bad-input", `${where}: expected a blob hash (64 lowercase hex characters, as putBlob returns), got ${show(h)}`);
-}
-
-function checkTitle(title: unknown, where: string): void {
-  if (title !== undefined && title !== null && typeof title !== "string")
-    throw new StoreError("bad-input", `${where}: the title must be a string or null, got ${show(title)}`);
-}
-
-function checkMetadata(m: unknown, where: string): void {
-  if (m !== undefined && (typeof m !== "object" || m === null || Array.isArray(m)))
-    throw new StoreError("bad-input", `${where}: metadata must be a plain object (merged key by key), got ${show(m)}`);
-}
-
-/** What every appended event must be, checked before any write on every path (ST-20). */
-function checkEvent(e: unknown, where: string): void {
-  if (typeof e !== "object" || e === null)
-    throw new StoreError("bad-input", `${where} must be an object {kind, data, label?, by?, ts?}, got ${show(e)}`);
-  const { kind, data, label, by, ts } = e as Record<string, unknown>;
-  if (typeof kind !== "string" || kind === "")
-    throw new StoreError(
-      "bad-input",
-      `${where} needs a kind (a non-empty string such as "patch@1"), got ${show(kind)}; nothing was written`,
-    );
-  if (typeof data !== "string")
-    throw new StoreError(
-      "bad-input",
-      `${where}: data must be a string (the engine stores JSON text), got ${show(data)}; nothing was written`,
-    );
-  if (label !== undefined && label !== null && typeof label !== "string")
-    throw new StoreError("bad-input", `${where}: label must be a string or null, got ${show(label)}; nothing was written`);
-  if (by !== undefined && by !== null && typeof by !== "string")
-    throw new StoreError("bad-input", `${where}: by must be a string or null, got ${show(by)}; nothing was written`);
-  if (ts !== undefined && (typeof ts !== "number" || !Number.isFinite(ts)))
-    throw new StoreError("bad-input", `${where}: ts must be milliseconds since the epoch, got ${show(ts)}; nothing was written`);
-}
-
-/** True when `pages[base, end)` are the pages `last` was written with. */
-function samePages(last: readonly (string | null)[], pages: readonly (string | null)[], base: number, end: number): boolean {
-  if (last.length !== end - base) return false;
-  for (let i = base; i < end; i++) if (last[i - base] !== pages[i]) return false;
-  return true;
-}
-
-/** A directory chunk blob: format 2 (bitmap + hashes, 8 + 32k bytes) or format 1 (64 hashes, zero = none). */
-function decodeChunk(data: Buffer, hash: string, event: number): Chunk {
-  const at: number[] = [];
-  const hashes: string[] = [];
-  if (data.length % HASH_BYTES === CHUNK_BITMAP) {
-    let off = CHUNK_BITMAP;
-    for (let j = 0; j < PAGES_PER_CHUNK; j++)
-      if (((data[j >> 3] as number) >> (j & 7)) & 1) {
-        if (off + HASH_BYTES > data.length) break;
-        at.push(j);
-        hashes.push(data.toString("hex", off, off + HASH_BYTES));
-        off += HASH_BYTES;
-      }
-    if (off !== data.length)
-      throw new StoreError(
-        "corrupt",
-        `the snapshot at event ${event} uses directory chunk ${hash}, whose bitmap does not match its length`,
-      );
-  } else if (data.length % HASH_BYTES === 0 && data.length <= PAGES_PER_CHUNK * HASH_BYTES) {
-    for (let off = 0, j = 0; off < data.length; off += HASH_BYTES, j++) {
-      const p = data.subarray(off, off + HASH_BYTES);
-      if (p.equals(ZERO_HASH)) continue;
-      at.push(j);
-      hashes.push(p.toString("hex"));
-    }
-  } else
-    throw new StoreError("corrupt", `the snapshot at event ${event} uses directory chunk ${hash}, which has a bad length (${data.length})`);
-  return { at, hashes };
 }
 
 function metaOf(row: Row, session: SessionId): EventMeta {

@@ -30,7 +30,7 @@ import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { acquireLease } from "../lease.ts";
 import { type Out, printable } from "../output.ts";
-import { lineDiff } from "../render.ts";
+import { lineDiff, oneLine } from "../render.ts";
 
 /** The scripted demo model that makes `strata run` work offline on a fresh clone. */
 export const DEMO_SCRIPT = resolve(import.meta.dirname, "../../../../fixtures/models/demo.json");
@@ -155,11 +155,6 @@ function temperature(args: Args): { temperature?: number } {
   const n = Number(t);
   if (!Number.isFinite(n) || n < 0 || n > 2) throw new UsageError(`--temperature takes a number from 0 to 2, got ${JSON.stringify(t)}`);
   return { temperature: n };
-}
-
-function oneLine(s: string, max = 100): string {
-  const flat = printable(s.replace(/\s+/g, " ").trim());
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** Prints the loop's progress as it happens (human mode only). */

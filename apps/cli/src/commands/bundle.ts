@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { toXml } from "@strata/dom";
+import { type Tree, toXml } from "@strata/dom";
 import { ID_BLOCK, materialize, replayVerify } from "@strata/engine";
 import type { BranchInfo, EventId, EventInput, SessionId, Store, StoredEvent } from "@strata/store";
 import { findSession } from "../address.ts";
@@ -165,15 +165,13 @@ function importInto(
   // Ids minted on any imported line must never be minted again here (L5): the counter moves past
   // every imported id, and every branch starts a new line at its next append, so the journal
   // takes a fresh range for it instead of continuing where the imported line stopped.
-  let hwm = 0;
-  for (const br of bundle.branches) hwm = Math.max(hwm, materialize(store, mapped.get(br.head) as EventId).hwm);
+  const heads = new Map(bundle.branches.map((br) => [br.name, materialize(store, mapped.get(br.head) as EventId)]));
+  const hwm = Math.max(0, ...[...heads.values()].map((t) => t.hwm));
   store.reserve(session.id, Math.ceil((hwm + 1) / ID_BLOCK) + 1);
   for (const br of bundle.branches) store.moveHead(session.id, br.name, mapped.get(br.head) as EventId, { pin: true });
   for (const br of bundle.branches) {
     progress?.(`import: verifying ${br.name}`);
-    const head = mapped.get(br.head) as EventId;
-    const xml = toXml(materialize(store, head));
-    if (xml !== bundle.heads[br.name])
+    if (toXml(heads.get(br.name) as Tree) !== bundle.heads[br.name])
       throw new CliError(
         `import check failed: branch ${br.name} replays to a different tree than the bundle's XML; the bundle is damaged (nothing was imported)`,
       );

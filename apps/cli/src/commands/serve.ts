@@ -3,8 +3,6 @@ import { buildApp, needsBuild, STATIC_DIR, startServer } from "@strata/inspector
 import { type Command, int, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-
 export const serve: Command = {
   name: "serve",
   summary: "the web inspector: timeline, tree at any event, diffs, prompts, live sessions",
@@ -45,7 +43,7 @@ export const serve: Command = {
       ctx.out.line(
         `strata inspector on ${ctx.out.paint("cyan", url)}  ${ctx.out.paint("dim", `(${ctx.dbPath}, read-only; Ctrl-C stops it)`)}`,
       );
-      if (!LOOPBACK.has(host) && given === undefined)
+      if (running.token !== undefined && given === undefined)
         ctx.out.line(ctx.out.paint("yellow", `token: ${running.token} — every request must carry it`));
     }
     await new Promise<void>((resolve) => {

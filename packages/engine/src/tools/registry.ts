@@ -82,6 +82,18 @@ export interface ActionOutcome {
   readonly errorClass?: string;
 }
 
+/** An outcome of the registry-derived path: no environment completion, nothing truncated. */
+export function outcome(status: OutcomeStatus, observation: string, synthetic = false, errorClass?: string): ActionOutcome {
+  return {
+    status,
+    observation,
+    observationIsSynthetic: synthetic,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+    ...(errorClass !== undefined ? { errorClass } : {}),
+  };
+}
+
 /** Thrown by a handler to say "the environment is broken", as opposed to "the tool failed". */
 export class ToolEnvironmentError extends Error {
   override readonly name: string = "ToolEnvironmentError";
@@ -235,14 +247,6 @@ export class RegistryExecutor implements Executor {
   constructor(readonly registry: ToolRegistry) {}
 
   async execute(action: Action, signal: AbortSignal, ctx: Omit<ToolContext, "signal"> = {}): Promise<ActionOutcome> {
-    const outcome = (status: OutcomeStatus, observation: string, synthetic: boolean, errorClass?: string): ActionOutcome => ({
-      status,
-      observation,
-      observationIsSynthetic: synthetic,
-      envReportedCompletion: false,
-      observationTruncatedChars: 0,
-      ...(errorClass !== undefined ? { errorClass } : {}),
-    });
     if (action.kind !== "tool-call")
       return outcome(
         "not_executed",

@@ -1,0 +1,89 @@
+/**
+ * Runs as the tree records them (AG-3, AG-6): why a run stopped (`<stop reason steps effective calls
+ * tokens>` in `<body>`) and the counters of the current run, read from the tree — everything after
+ * the previous `<stop>` — so they survive a crash.
+ */
+
+import { bodyOf } from "./inputs.ts";
+import type { Session } from "./session.ts";
+
+export type StopReason =
+  /** A `completesRun` tool executed without error: the agent says it is done (no environment evidence). */
+  | "completed-by-tool"
+  /** The environment reported the goal reached (never merged with the former). */
+  | "env-completed"
+  /** The model answered without calling a tool: it is waiting for the user. */
+  | "end-turn"
+  | "max-steps"
+  | "budget"
+  | "context-overflow"
+  | "cancelled"
+  | "model-error"
+  /** The recorded template does not render on the tree (the error names the line). */
+  | "prompt-error";
+
+/** Stops after which `runAgent` without a new task has nothing to continue. */
+export const FINAL: ReadonlySet<string> = new Set(["completed-by-tool", "env-completed", "end-turn"]);
+
+export interface RunResult {
+  readonly stop: StopReason;
+  readonly detail?: string;
+  /** Model turns in this run, and calls that actually executed. */
+  readonly steps: number;
+  readonly effective: number;
+  readonly calls: number;
+  readonly tokens: number;
+}
+
+export interface Counts {
+  steps: number;
+  effective: number;
+  calls: number;
+  tokens: number;
+}
+
+/** The counters of the current run, read from the tree: everything after the last `<stop>`. */
+export function runCounts(session: Session): Counts & { lastStop: string | undefined; lastIsStop: boolean } {
+  // Walks back from the end of <body> to the previous <stop>: the cost of the current run only.
+  const tree = session.durableTree;
+  const counts: Counts = { steps: 0, effective: 0, calls: 0, tokens: 0 };
+  let lastStop: string | undefined;
+  let id = tree.rec(bodyOf(tree).id)?.last ?? 0;
+  const lastIsStop = id !== 0 && tree.rec(id)?.tag === "stop";
+  for (; id !== 0; id = tree.rec(id)?.prev ?? 0) {
+    const r = tree.rec(id);
+    if (r === undefined) break;
+    if (r.tag === "stop") {
+      lastStop = r.attrs.reason;
+      break;
+    }
+    if (r.tag !== "turn" || r.attrs.role !== "assistant") continue;
+    if (r.attrs.status === "complete" || r.attrs.status === "failed") counts.steps++;
+    for (let c = r.first; c !== 0; c = tree.rec(c)?.next ?? 0) {
+      const k = tree.rec(c);
+      if (k === undefined) break;
+      if (k.tag === "usage") counts.tokens += Number(k.attrs.input ?? 0) + Number(k.attrs.output ?? 0);
+      if (k.tag !== "call") continue;
+      counts.calls++;
+      if (k.attrs.status === "executed") counts.effective++;
+    }
+  }
+  return { ...counts, lastStop, lastIsStop };
+}
+
+export function stopSpec(reason: StopReason, counts: Counts, detail?: string): { tag: string; attrs: Record<string, string> } {
+  const attrs: Record<string, string> = {
+    reason,
+    steps: String(counts.steps),
+    effective: String(counts.effective),
+    calls: String(counts.calls),
+    tokens: String(counts.tokens),
+  };
+  if (detail !== undefined) attrs.detail = detail;
+  return { tag: "stop", attrs };
+}
+
+/** Appends the `<stop>` element in its own event, unless the caller folds it into another. */
+export function commitStop(session: Session, reason: StopReason, counts: Counts, detail?: string): void {
+  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, stopSpec(reason, counts, detail)), { label: "run.stop" });
+}
