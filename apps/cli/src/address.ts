@@ -1,10 +1,13 @@
 /**
- * Addressing sessions and events (CLI-4): a session by id or unique id prefix; `SESSION@BRANCH`,
- * `SESSION@EVENT`, `SESSION@BRANCH~N` (N events before the branch head) and `SESSION~N`. A bare
- * number where an event is expected is an event id.
+ * Addressing sessions and events (CLI-4, decision 0018). A session is named by its handle (the
+ * tail `strata ls` and `strata run` show), any unique prefix or tail of its id (at least four
+ * characters for a tail), its whole id, or `@last` — the session with the most recent activity.
+ * Then `SESSION@BRANCH`, `SESSION@EVENT`, `SESSION@BRANCH~N` (N events before the branch head)
+ * and `SESSION~N`. A bare number where an event is expected is an event id.
  */
-import { type BranchInfo, type EventId, type SessionInfo, type Store, StoreError } from "@strata/store";
+import { type BranchInfo, type EventId, type EventMeta, type SessionInfo, type Store, StoreError } from "@strata/store";
 import { CliError, UsageError } from "./errors.ts";
+import { byActivity, damageMessage, handlesOf } from "./sessions.ts";
 
 export interface Address {
   readonly session: SessionInfo;
@@ -16,33 +19,72 @@ export interface Address {
   readonly explicitEvent: boolean;
 }
 
-const ADDRESS = /^([0-9A-Za-z]+)(?:@([A-Za-z0-9._/-]+))?(?:~([0-9]+))?$/;
+export const LAST = "@last";
+const ADDRESS = /^(@last|[0-9A-Za-z]+)(?:@([A-Za-z0-9._/-]+))?(?:~([0-9]+))?$/;
+/** A tail shorter than this is not matched (one or two characters would match by accident). */
+const MIN_TAIL = 4;
 
-/** Finds a session by id or unique prefix; lists candidates when ambiguous. */
+/** Crockford base32 as people type it: any case; I and L read as 1, O as 0. */
+function normalize(ref: string): string {
+  return ref.toUpperCase().replace(/[IL]/g, "1").replace(/O/g, "0");
+}
+
+/** The session with the most recent activity. */
+export function lastSession(store: Store): SessionInfo {
+  const first = byActivity(store)[0];
+  if (first === undefined) throw new CliError(`there are no sessions in ${store.path} yet, so @last names none; \`strata run\` starts one`);
+  return first.session;
+}
+
+/**
+ * Finds a session by `@last`, whole id, unique prefix or unique tail (a handle); lists the
+ * candidates, with their handles, when the reference matches more than one.
+ */
 export function findSession(store: Store, ref: string): SessionInfo {
-  const exact = store.getSession(ref.toUpperCase() as never);
+  if (ref.toLowerCase() === LAST) return lastSession(store);
+  const key = normalize(ref);
+  if (!/^[0-9A-Z]+$/.test(key))
+    throw new UsageError(`"${ref}" is not a session: give its handle (\`strata ls\` shows them), an id or id prefix, or @last`);
+  const exact = store.getSession(key as never);
   if (exact !== undefined) return exact;
-  const found = store.findSessions(ref);
-  if (found.length === 1) return found[0] as SessionInfo;
-  if (found.length === 0) throw new CliError(`no session matches "${ref}"; \`strata ls\` lists them`);
-  const shown = found
+  const found = new Map(store.findSessions(key).map((s) => [s.id as string, s]));
+  if (key.length >= MIN_TAIL) for (const s of store.listSessions()) if (s.id.endsWith(key)) found.set(s.id, s);
+  if (found.size === 1) return [...found.values()][0] as SessionInfo;
+  if (found.size === 0) throw new CliError(`no session matches "${ref}"; \`strata ls\` lists them (or use @last)`);
+  const handles = handlesOf(store.listSessions().map((s) => s.id));
+  const shown = [...found.values()]
     .slice(0, 10)
-    .map((s) => `  ${s.id}  ${s.title ?? ""}`)
+    .map((s) => `  ${handles.get(s.id) ?? s.id}  ${s.id}  ${s.title ?? ""}`)
     .join("\n");
-  throw new CliError(`"${ref}" matches ${found.length} sessions; give more of the id:\n${shown}`);
+  throw new CliError(`"${ref}" matches ${found.size} sessions; give a handle or more of the id:\n${shown}`);
+}
+
+/** The head event of `branch`, or a clear error naming the damage when it is missing. */
+export function headOf(store: Store, branch: BranchInfo): EventMeta {
+  const meta = store.eventMeta(branch.head);
+  if (meta === undefined || meta.session !== branch.session)
+    throw new CliError(damageMessage(branch.session, { branch: branch.name, head: branch.head }, store.path));
+  return meta;
+}
+
+/** Splits `SESSION[@BRANCH|@EVENT][~N]` without touching the store (for checks before opening it). */
+export function parseAddress(text: string): { session: string; at: string | undefined; back: number } {
+  const m = ADDRESS.exec(text);
+  if (m === null)
+    throw new UsageError(
+      `"${text}" is not a session address; use SESSION, SESSION@BRANCH, SESSION@EVENT or SESSION@BRANCH~N (SESSION: a handle, an id prefix, or @last)`,
+    );
+  return { session: m[1] as string, at: m[2], back: m[3] === undefined ? 0 : Number(m[3]) };
 }
 
 /** Resolves `SESSION[@BRANCH|@EVENT][~N]`; `defaultBranch` applies when none is named. */
 export function resolveAddress(store: Store, text: string, defaultBranch = "main"): Address {
-  const m = ADDRESS.exec(text);
-  if (m === null)
-    throw new UsageError(`"${text}" is not a session address; use SESSION, SESSION@BRANCH, SESSION@EVENT or SESSION@BRANCH~N`);
-  const session = findSession(store, m[1] as string);
-  const at = m[2];
-  const back = m[3] === undefined ? 0 : Number(m[3]);
+  const { session: ref, at, back } = parseAddress(text);
+  const session = findSession(store, ref);
   let branch: BranchInfo | undefined;
   let event: EventId | undefined;
-  if (at !== undefined && /^[0-9]+$/.test(at)) {
+  const atEvent = at !== undefined && /^[0-9]+$/.test(at);
+  if (atEvent) {
     event = Number(at) as EventId;
     const meta = store.eventMeta(event);
     if (meta === undefined || meta.session !== session.id) throw new CliError(`event ${at} is not an event of session ${session.id}`);
@@ -57,14 +99,20 @@ export function resolveAddress(store: Store, text: string, defaultBranch = "main
           .map((b) => b.name)
           .join(", ")}`,
       );
-    event = branch.head;
+    event = headOf(store, branch).id;
   }
   if (back > 0) {
-    const meta = store.eventMeta(event) as { depth: number };
+    const meta = store.eventMeta(event);
+    if (meta === undefined) throw new CliError(damageMessage(session.id, { branch: branch.name, head: event }, store.path));
     if (back >= meta.depth) throw new CliError(`${text}: the branch has only ${meta.depth} events`);
-    event = (store.atDepth(event, meta.depth - back) as { id: EventId }).id;
+    const earlier = store.atDepth(event, meta.depth - back);
+    if (earlier === undefined)
+      throw new CliError(
+        `the database ${store.path} is damaged: the chain of event ${event} has no event at depth ${meta.depth - back}; \`strata verify\` lists the damage`,
+      );
+    event = earlier.id;
   }
-  return { session, branch, event, explicitEvent: at !== undefined && /^[0-9]+$/.test(at) ? true : back > 0 };
+  return { session, branch, event, explicitEvent: atEvent || back > 0 };
 }
 
 /** The branch an event is on: the default branch if it holds it, else any branch that does. */
@@ -77,16 +125,38 @@ function branchOf(store: Store, session: SessionInfo, event: EventId, preferred:
   return any;
 }
 
-/** An event on the chain of `branch`: an id, or `~N` back from the head. */
+/** `~N` or `head~N` (N events before the head; `head` alone is the head), or undefined. */
+function backFromHead(text: string): number | undefined {
+  const m = /^(?:~|head~)([0-9]+)$/.exec(text);
+  return m !== null ? Number(m[1]) : text === "head" ? 0 : undefined;
+}
+
+/**
+ * An event on the chain of `branch`: an id, `head`, or `~N` / `head~N` back from the head (bash
+ * expands an unquoted `~0` to a directory: `head~N` needs no quotes).
+ */
 export function eventOnBranch(store: Store, branch: BranchInfo, text: string): EventId {
   let id: EventId;
-  if (/^~[0-9]+$/.test(text)) {
-    const back = Number(text.slice(1));
+  const back = backFromHead(text);
+  if (back !== undefined) {
     if (back >= branch.headDepth) throw new CliError(`${text}: branch "${branch.name}" has only ${branch.headDepth} events`);
-    id = (store.atDepth(branch.head, branch.headDepth - back) as { id: EventId }).id;
+    const at = store.atDepth(headOf(store, branch).id, branch.headDepth - back);
+    if (at === undefined)
+      throw new CliError(
+        `the database ${store.path} is damaged: branch "${branch.name}" has no event at depth ${branch.headDepth - back}; \`strata verify\` lists the damage`,
+      );
+    id = at.id;
   } else if (/^[0-9]+$/.test(text)) id = Number(text) as EventId;
-  else throw new UsageError(`"${text}" is not an event: give an event id or ~N (N events before the head)`);
+  else throw new UsageError(`"${text}" is not an event: give an event id, head, or head~N (N events before the head)`);
   if (!store.isAncestor(id, branch.head))
     throw new CliError(`event ${text} is not on branch "${branch.name}"; \`strata log\` lists its events`);
   return id;
+}
+
+/** Checks an event argument's form (an id, head, head~N or ~N) before any file is opened. */
+export function checkEventText(option: string, text: string | undefined): void {
+  if (text !== undefined && !/^[0-9]+$/.test(text) && backFromHead(text) === undefined)
+    throw new UsageError(
+      `--${option} ${JSON.stringify(text)} is not an event: give an event id, head, or head~N (N events before the head)`,
+    );
 }

@@ -1,4 +1,9 @@
-/** CLI failures and their exit codes (CLI-2): 1 failure, 2 usage error, 3 conflict (another writer). */
+/**
+ * CLI failures and their exit codes (CLI-2): 1 failure (a bad reference, a missing, unreadable,
+ * damaged or foreign file, a run that stopped without completing), 2 usage error (the command line
+ * itself is wrong: unknown command or option, wrong number of arguments, a malformed value), 3
+ * conflict (another writer), 130 cancelled.
+ */
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
@@ -13,4 +18,4 @@ export class CliError extends Error {
   }
 }
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, conflict: 3 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, conflict: 3, cancelled: 130 } as const;

@@ -1,18 +1,54 @@
 /**
- * One driver per branch (CLI-12). The store's compare-and-swap already refuses a second writer's
- * append; a lease makes `run` and `resume` refuse at once, before any tool runs, instead of
- * failing at their first commit. The lease is a file next to the database naming the process;
- * a lease whose process is gone (killed with -9, say) is taken over.
+ * One driver per branch (CLI-12, decision 0021). The lease is a row in the database (ST-23),
+ * taken in one write transaction: reading the holder, judging it gone and taking over are atomic
+ * against every other process. The owner text names the process — pid, host, boot and the
+ * process's start time — so a holder is judged gone only when that very process is: a dead pid,
+ * a zombie, a pid reused by another process (its start time differs) or a rebooted machine. The
+ * lease's token fences the driver's appends (a driver whose lease was taken over cannot write).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import type { LeaseInfo, SessionId, Store } from "@strata/store";
 import { CliError, EXIT } from "./errors.ts";
+import { terminalSafe } from "./terminal.ts";
 
 export interface Lease {
+  /** The fencing token: pass it to the session so every append checks it still holds. */
+  readonly token: number;
+  /** Gives the lease up (idempotent; never throws). */
   release(): void;
 }
 
-function alive(pid: number): boolean {
+interface Owner {
+  readonly pid: number;
+  readonly host: string;
+  readonly boot: string | null;
+  /** The process's start time in clock ticks since boot (`/proc/PID/stat` field 22), if known. */
+  readonly start: string | null;
+  readonly command: string;
+  readonly since: number;
+}
+
+function readOr(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+const BOOT = readOr("/proc/sys/kernel/random/boot_id")?.trim() ?? null;
+
+/** State and start time of a process from `/proc`, or null when there is no such process (or no /proc). */
+function procStat(pid: number): { state: string; start: string } | null {
+  const stat = readOr(`/proc/${pid}/stat`);
+  if (stat === null) return null;
+  // The command name (field 2) is in parentheses and may hold spaces: fields resume after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state: fields[0] ?? "?", start: fields[19] ?? "?" };
+}
+
+function signalAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -21,29 +57,90 @@ function alive(pid: number): boolean {
   }
 }
 
-export function acquireLease(dbPath: string, session: string, branch: string): Lease {
-  const dir = join(dirname(dbPath), "leases");
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${session}@${encodeURIComponent(branch)}.lease`);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, JSON.stringify({ pid: process.pid, since: Date.now() }), { flag: "wx" });
-      return { release: () => rmSync(file, { force: true }) };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      let holder: { pid?: number; since?: number } = {};
-      try {
-        holder = JSON.parse(readFileSync(file, "utf8"));
-      } catch {
-        // a half-written lease: its writer died between create and write
-      }
-      if (holder.pid !== undefined && holder.pid !== process.pid && alive(holder.pid))
-        throw new CliError(
-          `${session}@${branch} is being driven by another process (pid ${holder.pid}, since ${new Date(holder.since ?? 0).toISOString()}); wait for it, or stop it and run \`strata resume\``,
-          EXIT.conflict,
-        );
-      rmSync(file, { force: true });
-    }
+function me(command: string): Owner {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    boot: BOOT,
+    start: procStat(process.pid)?.start ?? null,
+    command,
+    since: Date.now(),
+  };
+}
+
+function parseOwner(text: string): Owner | undefined {
+  try {
+    const o = JSON.parse(text) as Partial<Owner>;
+    return typeof o.pid === "number" && typeof o.host === "string" ? (o as Owner) : undefined;
+  } catch {
+    return undefined;
   }
-  throw new CliError(`cannot take the lease on ${session}@${branch}; try again`, EXIT.conflict);
+}
+
+/**
+ * Whether the process that holds `holder` is gone. A holder on another host is never judged gone
+ * from here (its liveness cannot be seen); garbage owner text is.
+ */
+export function holderGone(holder: LeaseInfo): boolean {
+  const o = parseOwner(holder.owner);
+  if (o === undefined) return true;
+  if (o.host !== hostname()) return false;
+  if (o.boot !== null && BOOT !== null && o.boot !== BOOT) return true;
+  if (o.pid === process.pid && o.start === (procStat(process.pid)?.start ?? null)) return true; // a lease this process left behind
+  const stat = procStat(o.pid);
+  if (stat !== null) return stat.state === "Z" || stat.state === "X" || (o.start !== null && stat.start !== o.start);
+  // No /proc entry: on Linux the process is gone; elsewhere ask the kernel.
+  return BOOT !== null || !signalAlive(o.pid);
+}
+
+/** One line naming the driver of a branch, for messages. */
+export function describeHolder(holder: LeaseInfo): string {
+  const o = parseOwner(holder.owner);
+  if (o === undefined) return `a process (lease ${holder.token})`;
+  const where = o.host === hostname() ? "" : ` on ${terminalSafe(o.host)}`;
+  return `\`strata ${terminalSafe(o.command)}\` (pid ${o.pid}${where}, since ${new Date(holder.acquired).toISOString()})`;
+}
+
+function busy(session: string, branch: string, holder: LeaseInfo): CliError {
+  return new CliError(
+    `${session}@${terminalSafe(branch)} is being driven by ${describeHolder(holder)}; wait for it to finish, or stop it (Ctrl-C) and run \`strata resume\``,
+    EXIT.conflict,
+  );
+}
+
+/**
+ * Takes the lease of `session@branch` for this process, or throws exit 3 naming the live driver.
+ * `command` is what the owner is doing (`run`, `resume`), shown to whoever is refused.
+ */
+export function acquireLease(store: Store, session: SessionId, branch: string, command: string): Lease {
+  const r = store.acquireLease(session, branch, JSON.stringify(me(command)), holderGone);
+  if (!r.ok) throw busy(session, branch, r.holder);
+  const token = r.lease.token;
+  let released = false;
+  return {
+    token,
+    release() {
+      if (released || store.closed) return;
+      released = true;
+      try {
+        store.releaseLease(session, branch, token);
+      } catch {
+        // A store that cannot write any more (disk full, damaged) cannot keep the lease either:
+        // the holder is judged gone as soon as this process ends.
+      }
+    },
+  };
+}
+
+/**
+ * Refuses (exit 3) when a live process drives `session@branch`. Call it inside the store
+ * transaction that moves the branch, so no driver can take the lease in between.
+ */
+export function refuseIfDriven(store: Store, session: SessionId, branch: string, doing: string): void {
+  const holder = store.lease(session, branch);
+  if (holder === undefined || holderGone(holder)) return;
+  throw new CliError(
+    `cannot ${doing}: ${session}@${terminalSafe(branch)} is being driven by ${describeHolder(holder)}; wait for it to finish, or stop it (Ctrl-C) first`,
+    EXIT.conflict,
+  );
 }

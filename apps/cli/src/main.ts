@@ -1,22 +1,29 @@
 /**
- * `strata`: the command line (CLI-1 … CLI-9). Parses global options and the command, runs it, and
- * turns every failure into a message that says what is wrong and what to do, with an exit code:
- * 0 success, 1 failure, 2 usage error, 3 conflict (another writer).
+ * `strata`: the command line (CLI-1 … CLI-9). Parses global options and the command, checks the
+ * arguments' form before anything is opened, runs the command, and turns every failure into one
+ * message that says what is wrong and what to do, with an exit code: 0 success, 1 failure, 2 usage
+ * error, 3 conflict (another writer).
  */
 import { parseArgs } from "node:util";
 import { DomError } from "@strata/dom";
 import { EngineError } from "@strata/engine";
-import { HeadConflict, StoreError } from "@strata/store";
-import { type Args, type Command, GLOBAL_OPTIONS, type OptionSpec } from "./command.ts";
-import { prompt, resume, run } from "./commands/agent.ts";
+import { HeadConflict, LeaseLost, StoreError } from "@strata/store";
+import { LAST } from "./address.ts";
+import { type Args, branchName, type Command, commandOptions, GLOBAL_OPTIONS, type OptionSpec } from "./command.ts";
+import { resume, run } from "./commands/agent.ts";
 import { exportCmd, importCmd } from "./commands/bundle.ts";
 import { bisect, replay, verify } from "./commands/check.ts";
 import { fork, rewind } from "./commands/history.ts";
+import { prompt } from "./commands/prompt.ts";
 import { branches, diff, log, ls, show } from "./commands/read.ts";
 import { serve } from "./commands/serve.ts";
 import { makeContext, NoDatabase } from "./context.ts";
 import { CliError, EXIT, UsageError } from "./errors.ts";
+import { commandHelp, didYouMean, overview, version } from "./help.ts";
+import { describeHolder } from "./lease.ts";
+import { modelSpecExit } from "./model-spec.ts";
 import { makeOut, type OutStreams } from "./output.ts";
+import { jsonText } from "./terminal.ts";
 
 export const COMMANDS: readonly Command[] = [
   run,
@@ -42,39 +49,77 @@ export interface MainIo extends Partial<OutStreams> {
   readonly signal?: AbortSignal;
 }
 
-export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
-  const streams: OutStreams = { stdout: io.stdout ?? process.stdout, stderr: io.stderr ?? process.stderr, env: io.env ?? process.env };
-  // The command is the first word that is not an option or the value of a global option.
-  let first = -1;
+/** The index of the command word: the first argument that is not an option or a global option's value. */
+function commandIndex(argv: readonly string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
-    if (!a.startsWith("-")) {
-      first = i;
-      break;
-    }
+    if (a === "--") return i + 1 < argv.length ? i + 1 : -1;
+    if (!a.startsWith("-") || a === "-") return i;
     const spec = GLOBAL_OPTIONS[a.replace(/^--?/, "")] ?? Object.values(GLOBAL_OPTIONS).find((o) => a === `-${o.short}`);
     if (spec?.type === "string" && !a.includes("=")) i++;
   }
+  return -1;
+}
+
+function optionsOf(command: Command): Record<string, OptionSpec> {
+  return { ...GLOBAL_OPTIONS, ...commandOptions(command) };
+}
+
+export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
+  const streams: OutStreams = { stdout: io.stdout ?? process.stdout, stderr: io.stderr ?? process.stderr, env: io.env ?? process.env };
+  const first = commandIndex(argv);
   const name = first < 0 ? undefined : argv[first];
-  const command = COMMANDS.find((c) => c.name === name);
   const wantsJson = argv.includes("--json");
   const errOut = makeOut(streams, { json: false, noColor: argv.includes("--no-color"), quiet: false });
   const fail = (code: number, message: string) => {
-    if (wantsJson) streams.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
-    streams.stderr.write(`${errOut.paint("red", "strata:")} ${message}\n`);
+    if (wantsJson) streams.stdout.write(`${jsonText({ error: { code, message } })}\n`);
+    errOut.error(`${errOut.paint("red", "strata:")} ${message}`);
     return code;
   };
-  if (name === undefined || name === "help") {
-    const topic = name === "help" ? argv[first + 1] : undefined;
-    const c = COMMANDS.find((x) => x.name === topic);
-    streams.stdout.write(c === undefined ? overview() : commandHelp(c));
-    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  const print = (text: string): number => {
+    streams.stdout.write(text);
+    return EXIT.ok;
+  };
+  const names = COMMANDS.map((c) => c.name);
+  if (name === undefined) {
+    const globals = argv.filter((a) => a.startsWith("-"));
+    if (globals.includes("--version")) return print(`strata ${version()}\n`);
+    if (globals.includes("--help") || globals.includes("-h")) return print(overview(COMMANDS));
+    if (argv.length === 0) {
+      streams.stdout.write(overview(COMMANDS));
+      return EXIT.usage;
+    }
+    const unknown = globals.find(
+      (a) => GLOBAL_OPTIONS[a.replace(/^--?/, "").replace(/=.*$/, "")] === undefined && a !== "-q" && a !== "-h",
+    );
+    if (unknown !== undefined)
+      return fail(
+        EXIT.usage,
+        `unknown option ${unknown}${didYouMean(unknown.replace(/^--?/, ""), Object.keys(GLOBAL_OPTIONS)).replace(/"([^"]+)"/g, '"--$1"')}; strata --help lists commands and options`,
+      );
+    return fail(EXIT.usage, `no command given (${argv.join(" ")}); commands: ${names.join(", ")} (strata --help)`);
   }
+  if (name === "help") {
+    const rest = argv.slice(first + 1).filter((a) => !a.startsWith("-"));
+    if (rest.length === 0) return print(overview(COMMANDS));
+    const topic = rest[0] as string;
+    const c = COMMANDS.find((x) => x.name === topic);
+    if (c === undefined || rest.length > 1)
+      return fail(
+        EXIT.usage,
+        c === undefined
+          ? `no help topic "${topic}"${didYouMean(topic, names)}; topics: ${names.join(", ")}`
+          : `strata help takes one topic, got ${rest.length}: ${rest.join(" ")}`,
+      );
+    streams.stdout.write(commandHelp(c));
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined)
-    return fail(EXIT.usage, `unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(", ")} (strata --help)`);
+    return fail(EXIT.usage, `unknown command "${name}"${didYouMean(name, names)}; commands: ${names.join(", ")} (strata --help)`);
   let args: Args;
   try {
-    const options = { ...GLOBAL_OPTIONS, ...command.options };
+    const options = optionsOf(command);
     const parsed = parseArgs({
       args: [...argv.slice(0, first), ...argv.slice(first + 1)],
       options: Object.fromEntries(
@@ -88,13 +133,22 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     });
     args = { values: parsed.values as Args["values"], positionals: parsed.positionals };
   } catch (e) {
-    return fail(EXIT.usage, `${(e as Error).message.replace(/\. To specify.*$/s, "")} (strata ${command.name} --help)`);
+    const message = (e as Error).message.replace(/\. To specify.*$/s, "");
+    const unknown = /Unknown option '--?([^']+)'/.exec(message)?.[1];
+    const hint = unknown === undefined ? "" : didYouMean(unknown, Object.keys(optionsOf(command))).replace(/"([^"]+)"/g, '"--$1"');
+    return fail(EXIT.usage, `${message}${hint} (strata ${command.name} --help)`);
   }
   if (args.values.help === true) {
     streams.stdout.write(commandHelp(command));
     return EXIT.ok;
   }
+  if (args.values.version === true) return print(`strata ${version()}\n`);
   if (args.values.json === true && !command.json) return fail(EXIT.usage, `strata ${command.name} prints no data; --json does not apply`);
+  if (args.values.last === true && command.takesSession === true) {
+    if (args.positionals.length > 0)
+      return fail(EXIT.usage, `--last names the session; give either --last or SESSION, not both (usage: ${command.usage})`);
+    args = { values: args.values, positionals: [LAST, ...args.positionals] };
+  }
   const { min, max } = command.positionals;
   if (args.positionals.length < min || args.positionals.length > max)
     return fail(
@@ -106,72 +160,63 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     noColor: args.values["no-color"] === true,
     quiet: args.values.quiet === true,
   });
-  const ctx = makeContext({
-    out,
-    db: typeof args.values.db === "string" ? args.values.db : undefined,
-    branch: typeof args.values.branch === "string" ? args.values.branch : undefined,
-    env: streams.env,
-    cwd: io.cwd ?? process.cwd(),
-    signal: io.signal ?? new AbortController().signal,
-  });
+  let ctx: ReturnType<typeof makeContext> | undefined;
   try {
+    const branch = branchName(args, "branch");
+    command.check?.(args);
+    ctx = makeContext({
+      out,
+      db: typeof args.values.db === "string" ? args.values.db : undefined,
+      branch,
+      env: streams.env,
+      cwd: io.cwd ?? process.cwd(),
+      signal: io.signal ?? new AbortController().signal,
+    });
     return (await command.run(ctx, args)) ?? EXIT.ok;
   } catch (e) {
     out.progressDone();
-    if (e instanceof UsageError) return fail(EXIT.usage, e.message);
-    if (e instanceof HeadConflict) return fail(EXIT.conflict, e.message);
-    if (e instanceof CliError) return fail(e.exitCode, e.message);
-    if (e instanceof NoDatabase || e instanceof StoreError || e instanceof EngineError || e instanceof DomError)
-      return fail(EXIT.failure, e.message);
-    if (streams.env.STRATA_DEBUG) streams.stderr.write(`${(e as Error).stack}\n`);
-    return fail(EXIT.failure, `unexpected error: ${(e as Error).message} (set STRATA_DEBUG=1 for the stack)`);
+    return fail(...failure(e, ctx?.dbPath, streams.env.STRATA_DEBUG !== undefined && streams.env.STRATA_DEBUG !== ""));
   } finally {
-    ctx.close();
+    try {
+      ctx?.close();
+    } catch {
+      // closing a damaged or vanished file: the command's own outcome stands
+    }
   }
 }
 
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  return [
-    "strata — event-sourced sessions for LLM agents: resume, fork, rewind, replay.",
-    "",
-    "usage: strata <command> [options]",
-    "",
-    "commands:",
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    "",
-    "global options:",
-    ...optionLines(GLOBAL_OPTIONS),
-    "",
-    "Sessions are named by id or unique id prefix; SESSION@BRANCH, SESSION@EVENT and SESSION@BRANCH~N",
-    "name a branch, an event, or N events before a branch head. `strata <command> --help` for more.",
-    "Exit codes: 0 success, 1 failure, 2 usage error, 3 conflict (another writer).",
-    "",
-  ].join("\n");
-}
+const DAMAGE = new Set(["bad-event", "bad-snapshot", "corrupt", "unknown-kind"]);
 
-function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
-  const entries = Object.entries(options).map(
-    ([k, o]) => [`${o.short ? `-${o.short}, ` : ""}--${k}${o.value ? ` ${o.value}` : ""}`, o.description] as const,
-  );
-  const width = Math.max(0, ...entries.map(([a]) => a.length));
-  return entries.map(([a, d]) => `  ${a.padEnd(width)}  ${d}`);
-}
-
-function commandHelp(c: Command): string {
-  const globals = Object.fromEntries(Object.entries(GLOBAL_OPTIONS).filter(([k]) => c.json || k !== "json"));
-  return [
-    `strata ${c.name} — ${c.summary}`,
-    "",
-    `usage: ${c.usage}`,
-    ...(c.description ? ["", c.description] : []),
-    ...(Object.keys(c.options).length > 0 ? ["", "options:", ...optionLines(c.options)] : []),
-    "",
-    "global options:",
-    ...optionLines(globals),
-    "",
-    "examples:",
-    ...c.examples.map((e) => `  ${e}`),
-    "",
-  ].join("\n");
+/** The exit code and message of a failure. */
+function failure(e: unknown, dbPath: string | undefined, debug: boolean): [number, string] {
+  if (e instanceof UsageError) return [EXIT.usage, e.message];
+  if (e instanceof HeadConflict) return [EXIT.conflict, e.message];
+  if (e instanceof LeaseLost)
+    return [
+      EXIT.conflict,
+      `this process no longer drives ${e.session}@${e.branch}: ${e.holder === undefined ? "its lease was released" : `${describeHolder(e.holder)} took it over`}; nothing more was written, and what was committed is kept`,
+    ];
+  if (e instanceof CliError) return [e.exitCode, e.message];
+  const spec = modelSpecExit(e);
+  if (spec !== undefined) return spec;
+  if (e instanceof EngineError && DAMAGE.has(e.code)) {
+    const where = dbPath === undefined ? "the database" : `the database ${dbPath}`;
+    return [
+      EXIT.failure,
+      /verify/.test(e.message)
+        ? e.message
+        : `${where} is damaged: ${e.message}; \`strata verify\` lists the damage — restore the file from a copy, or \`strata export\` the sessions that still read`,
+    ];
+  }
+  // Every reference the user gave was resolved before the command ran: something the database
+  // itself refers to and cannot find means the file is damaged.
+  if ((e instanceof StoreError || e instanceof EngineError) && e.code === "not-found" && !/verify/.test(e.message))
+    return [
+      EXIT.failure,
+      `${e.message}: ${dbPath === undefined ? "the database" : `the database ${dbPath}`} refers to it, so the file is damaged; \`strata verify\` lists the damage`,
+    ];
+  if (e instanceof NoDatabase || e instanceof StoreError || e instanceof EngineError || e instanceof DomError)
+    return [EXIT.failure, e.message];
+  const detail = debug ? `\n${(e as Error).stack}` : " (set STRATA_DEBUG=1 for the stack)";
+  return [EXIT.failure, `unexpected error: ${(e as Error)?.message ?? String(e)}${detail}`];
 }

@@ -1,12 +1,7 @@
-/** Human views of trees, diffs and ops (CLI-6, CLI-7). */
+/** Human views of trees, diffs and ops (CLI-6, CLI-7); `Out` makes whatever they quote terminal-safe (CLI-26). */
 import { type Element, type Op, specSize, type Tree, type TreeDiff } from "@strata/dom";
-import { type Out, printable } from "./output.ts";
-
-/** One line of text for a listing: newlines shown, long text cut. */
-export function oneLine(s: string, max = 80): string {
-  const flat = printable(s.replace(/\r?\n/g, "⏎").replace(/\t/g, "→"));
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
+import type { Out } from "./output.ts";
+import { oneLine } from "./terminal.ts";
 
 function attrs(out: Out, a: Readonly<Record<string, string>>): string {
   return Object.entries(a)

@@ -1,12 +1,44 @@
-/** JSON Schemas of every command's --json document (CLI-8): scripts may rely on these fields. */
-const id = { type: "string", pattern: "^[0-9A-Z]{26}$" };
-const event = { type: "integer", minimum: 1 };
+/**
+ * JSON Schemas of every command's --json document (CLI-8), built from one vocabulary (docs/cli.md
+ * "JSON"): a key means the same kind of value in every document, so scripts may rely on it.
+ * `VOCABULARY` is that table; `checkVocabulary` walks any document and reports a key used with
+ * another kind of value.
+ */
+const sessionId = { type: "string", pattern: "^[0-9A-Z]{26}$" };
+const handle = { type: "string", pattern: "^[0-9A-Z]{4,26}$" };
+const eventId = { type: "integer", minimum: 1 };
+const count = { type: "integer", minimum: 0 };
+const ms = { type: "number" };
+const branchName = { type: "string", minLength: 1 };
+const nullable = (s: object) => ({ anyOf: [s, { type: "null" }] });
 const work = {
   type: "object",
   required: ["terminate", "spawn", "retained"],
   properties: { terminate: { type: "array" }, spawn: { type: "array" }, retained: { type: "array" } },
 };
-const diff = { type: "object" };
+const branch = {
+  type: "object",
+  required: ["name", "head", "eventCount", "origin", "originEvent", "created"],
+  properties: {
+    name: branchName,
+    head: eventId,
+    eventCount: count,
+    origin: { enum: ["genesis", "fork", "rewind"] },
+    originEvent: nullable(eventId),
+    created: ms,
+  },
+};
+const stops = [
+  "completed-by-tool",
+  "env-completed",
+  "end-turn",
+  "max-steps",
+  "budget",
+  "context-overflow",
+  "cancelled",
+  "model-error",
+  "prompt-error",
+];
 
 export const SCHEMAS = {
   ls: {
@@ -17,13 +49,30 @@ export const SCHEMAS = {
         type: "array",
         items: {
           type: "object",
-          required: ["id", "title", "created", "branches", "events", "lastActivity", "status"],
+          required: [
+            "id",
+            "handle",
+            "title",
+            "created",
+            "lastActivity",
+            "lastLabel",
+            "eventCount",
+            "status",
+            "outcome",
+            "damage",
+            "branches",
+          ],
           properties: {
-            id,
-            title: { type: ["string", "null"] },
-            events: { type: "integer" },
+            id: sessionId,
+            handle,
+            title: nullable({ type: "string" }),
+            created: ms,
+            lastActivity: ms,
+            eventCount: count,
             status: { type: "string" },
-            branches: { type: "array", items: { type: "object", required: ["name", "head", "events", "origin"] } },
+            outcome: { enum: ["completed", "stopped", "failed", "cancelled", "open", "idle", "empty", "damaged"] },
+            damage: nullable({ type: "string" }),
+            branches: { type: "array", items: branch },
           },
         },
       },
@@ -31,45 +80,65 @@ export const SCHEMAS = {
   },
   log: {
     type: "object",
-    required: ["session", "branch", "total", "events"],
+    required: ["session", "branch", "eventCount", "events"],
     properties: {
-      session: id,
+      session: sessionId,
+      branch: branchName,
+      eventCount: count,
       events: {
         type: "array",
         items: {
           type: "object",
           required: ["id", "depth", "ts", "label", "by", "kind", "summary", "marks"],
-          properties: { id: event, summary: { type: "string" } },
+          properties: { id: eventId, ts: ms, summary: { type: "string" }, marks: { type: "array", items: { type: "string" } } },
         },
       },
     },
   },
   run: {
     type: "object",
-    required: ["session", "branch", "head", "stop", "steps", "effective", "calls", "tokens"],
+    required: ["session", "handle", "branch", "head", "resumed", "stop", "detail", "steps", "effective", "calls", "tokens"],
     properties: {
-      session: id,
-      head: event,
-      stop: {
-        enum: ["completed-by-tool", "env-completed", "end-turn", "max-steps", "budget", "context-overflow", "cancelled", "model-error"],
-      },
-      steps: { type: "integer" },
+      session: sessionId,
+      handle,
+      branch: branchName,
+      head: eventId,
+      stop: { enum: stops },
+      detail: nullable({ type: "string" }),
+      steps: count,
+      effective: count,
+      calls: count,
+      tokens: count,
+      resumed: { type: "boolean" },
     },
   },
-  fork: { type: "object", required: ["session", "branch", "head", "from", "work"], properties: { session: id, head: event, work } },
-  rewind: { type: "object", required: ["session", "branch", "head", "keptAs", "work"], properties: { session: id, head: event, work } },
-  diff: { type: "object", required: ["session", "from", "to", "diff"], properties: { session: id, from: event, to: event, diff } },
+  fork: {
+    type: "object",
+    required: ["session", "branch", "head", "sourceBranch", "work"],
+    properties: { session: sessionId, branch: branchName, head: eventId, sourceBranch: branchName, work },
+  },
+  rewind: {
+    type: "object",
+    required: ["session", "branch", "head", "keptAs", "work"],
+    properties: { session: sessionId, branch: branchName, head: eventId, keptAs: nullable(branchName), work },
+  },
+  diff: {
+    type: "object",
+    required: ["session", "from", "to", "diff"],
+    properties: { session: sessionId, from: eventId, to: eventId, diff: { type: "object" } },
+  },
   branches: {
     type: "object",
     required: ["session", "branches"],
-    properties: { session: id, branches: { type: "array", items: { type: "object", required: ["name", "head"] } } },
+    properties: { session: sessionId, branches: { type: "array", items: branch } },
   },
   prompt: {
     type: "object",
-    required: ["session", "event", "request"],
+    required: ["session", "branch", "event", "request"],
     properties: {
-      session: id,
-      event,
+      session: sessionId,
+      branch: branchName,
+      event: eventId,
       request: {
         type: "object",
         required: ["system", "messages", "tools", "settings"],
@@ -84,31 +153,147 @@ export const SCHEMAS = {
       },
     },
   },
+  promptDiff: {
+    type: "object",
+    required: ["session", "branch", "from", "to", "same", "changes"],
+    properties: { session: sessionId, from: eventId, to: eventId, same: { type: "boolean" }, changes: { type: "array" } },
+  },
   bisect: {
     type: "object",
-    required: ["session", "branch", "event", "label", "steps", "matches"],
-    properties: { session: id, event, matches: { type: "array", items: { type: "integer" } } },
+    required: ["session", "branch", "event", "label", "probes", "matches", "diff"],
+    properties: { session: sessionId, event: eventId, probes: count, matches: { type: "array", items: { type: "integer" } } },
   },
   import: {
     type: "object",
-    required: ["session", "from", "branches", "events", "blobs", "verified"],
-    properties: { session: id, from: id, verified: { const: true } },
+    required: ["session", "importedFrom", "branchCount", "eventCount", "blobCount", "verified"],
+    properties: {
+      session: sessionId,
+      importedFrom: sessionId,
+      branchCount: count,
+      eventCount: count,
+      blobCount: count,
+      verified: { const: true },
+    },
   },
-  verify: { type: "object", required: ["ok", "findings"], properties: { ok: { type: "boolean" }, findings: { type: "array" } } },
-  replay: { type: "object", required: ["ok"], properties: { ok: { type: "boolean" } } },
+  verify: {
+    type: "object",
+    required: ["ok", "session", "sessionCount", "eventCount", "snapshotCount", "blobCount", "findings"],
+    properties: {
+      ok: { type: "boolean" },
+      session: nullable(sessionId),
+      sessionCount: count,
+      eventCount: count,
+      snapshotCount: count,
+      blobCount: count,
+      findings: {
+        type: "array",
+        items: { type: "object", required: ["code", "session", "event", "message"], properties: { event: nullable(eventId) } },
+      },
+    },
+  },
+  replay: {
+    type: "object",
+    required: ["session", "branch", "head", "ok", "eventCount", "snapshotCount", "mismatch"],
+    properties: {
+      session: sessionId,
+      head: eventId,
+      ok: { type: "boolean" },
+      eventCount: count,
+      snapshotCount: count,
+      mismatch: nullable({ type: "object" }),
+    },
+  },
   rerun: {
     type: "object",
-    required: ["session", "source", "branch", "forkedAt", "turns", "calls", "rerunSafe", "recordedNever", "stop"],
+    required: ["session", "sourceBranch", "branch", "forkedAt", "turns", "calls", "rerunSafe", "recordedNever", "stop", "divergence"],
     properties: {
-      session: id,
-      forkedAt: event,
-      divergence: { type: "object", required: ["what", "source", "rerun", "before", "after", "message"] },
+      session: sessionId,
+      sourceBranch: branchName,
+      branch: branchName,
+      forkedAt: eventId,
+      stop: nullable({ enum: stops }),
+      divergence: nullable({ type: "object", required: ["what", "source", "rerun", "before", "after", "message"] }),
     },
   },
   show: {
     type: "object",
-    required: ["session", "branch", "event", "elements"],
-    properties: { session: id, event, elements: { type: "array" } },
+    required: ["session", "branch", "event", "matchCount", "elements"],
+    properties: { session: sessionId, branch: branchName, event: eventId, matchCount: nullable(count), elements: { type: "array" } },
   },
-  error: { type: "object", required: ["error"], properties: { error: { type: "object", required: ["code", "message"] } } },
+  serve: { type: "object", required: ["url", "token", "db"], properties: { url: { type: "string" }, token: nullable({ type: "string" }) } },
+  error: {
+    type: "object",
+    required: ["error"],
+    properties: { error: { type: "object", required: ["code", "message"], properties: { code: { enum: [1, 2, 3, 130] } } } },
+  },
 } as const;
+
+/**
+ * The vocabulary: what each key holds wherever it appears at the top of a document or in a listed
+ * object. `id` is the id of the object it is in (a session in `sessions`, an event in `events`, an
+ * element in `elements`); every other reference names its kind.
+ */
+export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" | "count" | "array" | "time" | "handle">> = {
+  session: "session",
+  importedFrom: "session",
+  handle: "handle",
+  head: "event",
+  event: "event",
+  forkedAt: "event",
+  from: "event",
+  to: "event",
+  originEvent: "event",
+  branch: "branch",
+  sourceBranch: "branch",
+  keptAs: "branch",
+  sessions: "array",
+  branches: "array",
+  events: "array",
+  elements: "array",
+  findings: "array",
+  matches: "array",
+  changes: "array",
+  marks: "array",
+  dropped: "array",
+  eventCount: "count",
+  branchCount: "count",
+  blobCount: "count",
+  sessionCount: "count",
+  snapshotCount: "count",
+  matchCount: "count",
+  created: "time",
+  lastActivity: "time",
+  ts: "time",
+};
+
+/** Every place in `doc` where a vocabulary key holds another kind of value (null is allowed). */
+export function checkVocabulary(doc: unknown, path = "$"): string[] {
+  const problems: string[] = [];
+  if (Array.isArray(doc)) for (const [i, d] of doc.entries()) problems.push(...checkVocabulary(d, `${path}[${i}]`));
+  else if (typeof doc === "object" && doc !== null) {
+    // below these, the values are trees, diffs and requests: their own formats, not the CLI's
+    for (const [k, v] of Object.entries(doc)) {
+      if (["diff", "request", "work", "error", "attrs", "divergence", "mismatch"].includes(k)) continue;
+      const kind = VOCABULARY[k];
+      if (kind !== undefined && v !== null) {
+        const ok =
+          kind === "session"
+            ? typeof v === "string" && /^[0-9A-Z]{26}$/.test(v)
+            : kind === "handle"
+              ? typeof v === "string" && /^[0-9A-Z]{4,26}$/.test(v)
+              : kind === "event"
+                ? Number.isSafeInteger(v) && (v as number) > 0
+                : kind === "branch"
+                  ? typeof v === "string" && v.length > 0
+                  : kind === "count"
+                    ? Number.isSafeInteger(v) && (v as number) >= 0
+                    : kind === "time"
+                      ? typeof v === "number"
+                      : Array.isArray(v);
+        if (!ok) problems.push(`${path}.${k} should be a ${kind}, got ${JSON.stringify(v)?.slice(0, 60)}`);
+      }
+      problems.push(...checkVocabulary(v, `${path}.${k}`));
+    }
+  }
+  return problems;
+}

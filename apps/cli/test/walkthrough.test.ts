@@ -8,8 +8,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanup, demoDir, json, ROOT, strata, strataKilled } from "./cli-kit.ts";
-import { SCHEMAS } from "./schemas.ts";
+import { cleanup, demoDir, handleIn, json, ROOT, strata, strataKilled } from "./cli-kit.ts";
+import { checkVocabulary, SCHEMAS } from "./schemas.ts";
 
 afterAll(cleanup);
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -19,6 +19,7 @@ function valid(name: keyof typeof SCHEMAS, doc: unknown): void {
     throw new Error(
       `--json of ${name} does not match its schema: ${ajv.errorsText(check.errors)}\n${JSON.stringify(doc, null, 2).slice(0, 2000)}`,
     );
+  expect(checkVocabulary(doc), name).toEqual([]);
 }
 
 describe("CLI-W the walkthrough", () => {
@@ -26,14 +27,14 @@ describe("CLI-W the walkthrough", () => {
     const dir = demoDir();
     // 1. run the demo; kill it while the `run` tool (never safe to repeat) is running
     const killed = await strataKilled(dir, ["run", "--workspace", "ws"], /→ run /);
-    const session = /session (\S+)/.exec(killed.stdout)?.[1] as string;
-    expect(session).toMatch(/^[0-9A-Z]{26}$/);
-    expect(killed.stdout.split("\n")[0]).toContain(`session ${session}`);
+    const session = handleIn(killed.stdout);
+    expect(session).toMatch(/^[0-9A-Z]{6}$/);
+    expect(killed.stdout.split("\n")[0]).toMatch(new RegExp(`^session ${session} \\(01[0-9A-Z]{24}\\)`));
 
     // 2. ls shows it open; resume says what was interrupted and finishes the run
     const ls = await strata(dir, ["ls", "--json"]);
     valid("ls", json(ls));
-    expect(json<{ sessions: { id: string; status: string }[] }>(ls).sessions[0]).toMatchObject({ id: session, status: "open (resume it)" });
+    expect(json<{ sessions: { handle: string; status: string }[] }>(ls).sessions[0]).toMatchObject({ handle: session, status: "open" });
     const resumed = await strata(dir, ["resume", session]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/run \(#\d+\) was running: not safe to repeat, it will be marked interrupted/);
@@ -78,13 +79,13 @@ describe("CLI-W the walkthrough", () => {
     expect(req.tools.map((t) => t.name)).toContain("submit");
     const pdiff = await strata(dir, ["prompt", session, "--at", String(userTurn), "--diff", String(events.at(-1)?.id)]);
     expect(pdiff.stdout).toMatch(/^\+ .*Write SUMMARY\.md/m);
+    valid("promptDiff", json(await strata(dir, ["prompt", session, "--at", String(userTurn), "--diff", "head", "--json"])));
 
     // 6b. a deterministic re-run of the alt branch reproduces it; a counterfactual diverges
     const again = await strata(dir, ["replay", `${session}@alt`, "--rerun", "--json"]);
     expect(again.code, again.stderr).toBe(0);
     valid("rerun", json(again));
-    expect(json(again)).toMatchObject({ source: "alt", branch: "rerun/alt", rerunSafe: 3, recordedNever: 1 });
-    expect(json(again).divergence).toBeUndefined();
+    expect(json(again)).toMatchObject({ sourceBranch: "alt", branch: "rerun/alt", rerunSafe: 3, recordedNever: 1, divergence: null });
     writeFileSync(join(dir, "notes.txt"), "nothing was decided");
     const whatIf = await strata(dir, ["replay", `${session}@alt`, "--override", "tool:call_0_0=notes.txt"]);
     expect(whatIf.code, whatIf.stderr).toBe(0);
@@ -103,6 +104,7 @@ describe("CLI-W the walkthrough", () => {
     expect(imported.code, imported.stderr).toBe(0);
     valid("import", json(imported));
     const copy = json<{ session: string }>(imported).session;
+    valid("show", json(await strata(dir, ["--db", "fresh.db", "show", copy, "--select", "todo", "--json"])));
     const verify = await strata(dir, ["--db", "fresh.db", "verify", "--json"]);
     valid("verify", json(verify));
     expect(json(verify)).toMatchObject({ ok: true });

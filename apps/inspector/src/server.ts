@@ -1,6 +1,8 @@
 /**
- * `strata serve`: the inspector's HTTP server (IN-1 … IN-9). Read-only JSON over the store,
- * the live patch stream as Server-Sent Events in the article's framing, and the built web app.
+ * `strata serve`: the inspector's HTTP server (IN-1 … IN-9, IN-17 … IN-19). Read-only JSON over
+ * the store, the live patch stream as Server-Sent Events in the article's framing (`live.ts`),
+ * and the built web app. Every request passes `guard.ts` first (Host, origin, token); whatever
+ * one request meets ends in its own JSON error (`failure.ts`) and the server goes on serving.
  *
  * The server is a view (L8): it reads the same SQLite file the writers append to and follows a
  * branch by watching its head, so a `strata run` in another process streams to any open page or
@@ -11,12 +13,15 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, resolve, sep } from "node:path";
-import { DomError, diffTrees, type Element, select, type Tree, toXml } from "@strata/dom";
-import { blobReader, decodeEvent, EngineError, encodeSse, materialize, projectRequest } from "@strata/engine";
+import { diffTrees, select, type Tree, toXml } from "@strata/dom";
+import { blobReader, decodeEvent, materialize, projectRequest } from "@strata/engine";
 import type { BranchInfo, EventId, EventMeta, SessionId, Store } from "@strata/store";
-import { StoreError } from "@strata/store";
+import { errorBody, HttpError } from "./failure.ts";
+import { hostRefusal, LOOPBACK, originRefusal } from "./guard.ts";
+import { type LiveOptions, openLive } from "./live.ts";
+import { FULL, FULL_MAX_ELEMENTS, treeJson, WINDOW } from "./tree-json.ts";
 
-export interface ServeOptions {
+export interface ServeOptions extends LiveOptions {
   readonly store: Store;
   /** Default 7357; 0 picks a free port. */
   readonly port?: number;
@@ -26,8 +31,6 @@ export interface ServeOptions {
   readonly token?: string;
   /** The built web app (index.html and assets). */
   readonly staticDir: string;
-  /** How often a stream checks its branch head, in ms (default 100). */
-  readonly pollMs?: number;
 }
 
 export interface Running {
@@ -35,8 +38,6 @@ export interface Running {
   readonly token: string | undefined;
   close(): Promise<void>;
 }
-
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -59,15 +60,6 @@ const SECURITY_HEADERS: Record<string, string> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** A small cache of materialized trees (scrubbing asks for the same events again and again). */
 class Trees {
   readonly #cache = new Map<number, Tree>();
@@ -84,53 +76,6 @@ class Trees {
     if (this.#cache.size > 24) this.#cache.delete(this.#cache.keys().next().value as number);
     return tree;
   }
-}
-
-/** How much of a tree one response carries: long texts are cut, long child lists windowed. */
-export interface TreeWindow {
-  /** Characters of text per element (the full length is given as `textLength`). */
-  readonly maxText: number;
-  /** A parent with more children than this shows only the first `head` and last `tail`. */
-  readonly maxChildren: number;
-  readonly head: number;
-  readonly tail: number;
-}
-
-export const FULL: TreeWindow = { maxText: Number.POSITIVE_INFINITY, maxChildren: Number.POSITIVE_INFINITY, head: 0, tail: 0 };
-export const WINDOW: TreeWindow = { maxText: 2000, maxChildren: 400, head: 20, tail: 200 };
-
-/**
- * JSON of an element and its subtree (IN-4). With a window, its size and its cost are bounded by
- * what a screen can show, whatever the session's length: only the first and last children of a
- * long list are visited (through sibling links, so the pages of the skipped ones are never
- * loaded); the skipped run is `{"elided": {"after": id, "before": id}}` (fetch it from
- * /children), and a cut text has `textLength` (fetch it whole from /text).
- */
-export function treeJson(el: Element, w: TreeWindow = FULL): unknown {
-  const out: Record<string, unknown> = { id: el.id, tag: el.tag, attrs: el.attrs };
-  if (el.text !== "") {
-    out.text = el.text.length > w.maxText ? el.text.slice(0, w.maxText) : el.text;
-    if (el.text.length > w.maxText) out.textLength = el.text.length;
-  }
-  const head: Element[] = [];
-  let c = el.firstChild;
-  while (c !== null && head.length <= w.maxChildren) {
-    head.push(c);
-    c = c.nextSibling;
-  }
-  if (c === null) {
-    if (head.length > 0) out.children = head.map((k) => treeJson(k, w));
-    return out;
-  }
-  const tail: Element[] = [];
-  for (let t = el.lastChild; t !== null && tail.length < w.tail; t = t.prevSibling) tail.unshift(t);
-  const shown = head.slice(0, w.head);
-  out.children = [
-    ...shown.map((k) => treeJson(k, w)),
-    { elided: { after: (shown[shown.length - 1] as Element).id, before: (tail[0] as Element).id } },
-    ...tail.map((k) => treeJson(k, w)),
-  ];
-  return out;
 }
 
 export async function startServer(options: ServeOptions): Promise<Running> {
@@ -153,55 +98,54 @@ export async function startServer(options: ServeOptions): Promise<Running> {
     if (matches(url.searchParams.get("token") ?? undefined)) return "query";
     if (matches(/^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1])) return "other";
     const cookie = /(?:^|;\s*)strata_token=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
-    return matches(cookie === undefined ? undefined : decodeURIComponent(cookie)) ? "other" : false;
-  };
-  /**
-   * Without a token the server answers only requests addressed to a loopback name, so a web page
-   * elsewhere cannot reach it through DNS rebinding.
-   */
-  const hostOk = (req: IncomingMessage): boolean => {
-    if (token !== undefined) return true;
-    const host = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-    return LOOPBACK.has(host);
-  };
-
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    let given: string | undefined;
     try {
-      if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "the inspector is read-only: only GET and HEAD");
-      if (!hostOk(req))
-        throw new HttpError(
-          403,
-          `the inspector answers only requests to 127.0.0.1, localhost or [::1] (got Host: ${req.headers.host ?? "none"})`,
-        );
-      const auth = authorized(req, url);
-      if (auth === false) throw new HttpError(401, "missing or wrong token: open the URL `strata serve` printed (it carries ?token=…)");
-      // The page's own assets and requests then carry the token as a cookie.
-      if (auth === "query")
-        res.setHeader("set-cookie", `strata_token=${encodeURIComponent(token as string)}; HttpOnly; SameSite=Strict; Path=/`);
-      try {
-        decodeURIComponent(url.pathname);
-      } catch {
-        throw new HttpError(400, `the path ${url.pathname} is not valid percent-encoding`);
-      }
-      if (url.pathname.startsWith("/api/")) return api(req, res, url);
-      serveStatic(res, url.pathname, req.method === "HEAD");
-      return;
+      given = cookie === undefined ? undefined : decodeURIComponent(cookie);
+    } catch {
+      given = undefined; // a cookie that is not percent-encoding is no token
+    }
+    return matches(given) ? "other" : false;
+  };
+  const server: Server = createServer((req, res) => {
+    // IN-19: whatever one request meets is that request's answer; the server goes on serving.
+    try {
+      handle(req, res);
     } catch (e) {
       fail(res, e);
     }
   });
 
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://localhost");
+    } catch {
+      throw new HttpError(400, `the request target ${JSON.stringify(req.url)} is not a path`);
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "the inspector is read-only: only GET and HEAD");
+    const refusal = hostRefusal(req, token !== undefined) ?? originRefusal(req, url.pathname);
+    if (refusal !== undefined) throw new HttpError(403, refusal);
+    const auth = authorized(req, url);
+    if (auth === false) throw new HttpError(401, "missing or wrong token: open the URL `strata serve` printed (it carries ?token=…)");
+    // The page's own assets and requests then carry the token as a cookie.
+    if (auth === "query")
+      res.setHeader("set-cookie", `strata_token=${encodeURIComponent(token as string)}; HttpOnly; SameSite=Strict; Path=/`);
+    try {
+      decodeURIComponent(url.pathname);
+    } catch {
+      throw new HttpError(400, `the path ${url.pathname} is not valid percent-encoding`);
+    }
+    if (url.pathname.startsWith("/api/")) api(req, res, url);
+    else serveStatic(res, url.pathname, req.method === "HEAD");
+  }
+
   function fail(res: ServerResponse, e: unknown): void {
-    let status = 500;
-    let message = (e as Error)?.message ?? String(e);
-    if (e instanceof HttpError) status = e.status;
-    else if (e instanceof DomError && e.code === "bad-selector") status = 400;
-    else if ((e instanceof EngineError || e instanceof StoreError) && e.code === "not-found") status = 404;
-    else if (e instanceof EngineError && e.code === "bad-input") status = 400;
-    else if (!(e instanceof EngineError || e instanceof StoreError)) message = `internal error: ${message}`;
-    if (res.headersSent) return void res.end();
-    json(res, status, { error: { status, message } });
+    try {
+      if (res.headersSent) return void res.end();
+      json(res, errorBody(e).status, { error: errorBody(e) });
+    } catch {
+      res.destroy(); // the error itself could not be sent: drop this connection only
+    }
   }
 
   function json(res: ServerResponse, status: number, body: unknown): void {
@@ -232,7 +176,7 @@ export async function startServer(options: ServeOptions): Promise<Running> {
       if (fallback !== undefined) return fallback;
       throw new HttpError(400, "an event id is required (?at=EVENT)");
     }
-    if (!/^[0-9]+$/.test(text)) throw new HttpError(400, `${JSON.stringify(text)} is not an event id`);
+    if (!/^[0-9]{1,15}$/.test(text)) throw new HttpError(400, `${JSON.stringify(text.slice(0, 40))} is not an event id`);
     const meta = store.eventMeta(Number(text) as EventId);
     if (meta === undefined || meta.session !== session) throw new HttpError(404, `event ${text} is not an event of session ${session}`);
     return meta.id;
@@ -306,12 +250,13 @@ export async function startServer(options: ServeOptions): Promise<Running> {
         res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/xml; charset=utf-8", "cache-control": "no-store" });
         return void res.end(xml);
       }
-      json(res, 200, {
-        event: at,
-        hwm: tree.hwm,
-        size: tree.size,
-        root: treeJson(tree.root, q.get("full") === "1" ? FULL : WINDOW),
-      });
+      const full = q.get("full") === "1";
+      if (full && tree.size > FULL_MAX_ELEMENTS)
+        throw new HttpError(
+          413,
+          `the tree at event ${at} has ${tree.size} elements; ?full=1 serves at most ${FULL_MAX_ELEMENTS} (use the windowed view, /children and /text, or format=xml)`,
+        );
+      json(res, 200, { event: at, hwm: tree.hwm, size: tree.size, root: treeJson(tree.root, full ? FULL : WINDOW) });
       return;
     }
     if (what === "children" || what === "text") {
@@ -330,8 +275,9 @@ export async function startServer(options: ServeOptions): Promise<Running> {
       if (afterId !== null && trees.at(at).get(Number(afterId))?.parent?.id !== el.id)
         throw new HttpError(400, `element ${afterId} is not a child of ${el.id}`);
       const children: unknown[] = [];
-      while (c !== null && c.id !== before && children.length < limit) {
-        children.push(treeJson(c, WINDOW));
+      const budget = { left: WINDOW.maxElements };
+      while (c !== null && c.id !== before && children.length < limit && budget.left > 0) {
+        children.push(treeJson(c, WINDOW, budget));
         c = c.nextSibling;
       }
       json(res, 200, { event: at, id: el.id, children, more: c !== null && c.id !== before });
@@ -359,83 +305,35 @@ export async function startServer(options: ServeOptions): Promise<Running> {
     return { id: e.id, prior: e.prior, depth: e.depth, ts: e.ts, kind: e.kind, label: e.label, by: e.by };
   }
 
-  /**
-   * The live stream (IN-5): event frames after the cursor (`?from=`, or `Last-Event-ID` on a
-   * reconnect, or the head), then every new event as the branch grows; a `reset@1` frame with the
-   * new head's tree when the head moves to another line (rewind).
-   */
+  /** IN-5, IN-18: the live stream from `Last-Event-ID` (a reconnect), `?from=` or the head. */
   function stream(req: IncomingMessage, res: ServerResponse, session: SessionId, branch: BranchInfo, q: URLSearchParams): void {
+    if (req.method === "HEAD") {
+      res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+      return void res.end();
+    }
     const last = req.headers["last-event-id"];
-    const fromText = (typeof last === "string" && last !== "" ? last : null) ?? q.get("from");
-    let cursor = fromText === null ? branch.head : eventOf(session, fromText);
-    res.writeHead(200, {
-      ...SECURITY_HEADERS,
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
-    res.write("retry: 1000\n\n");
-    let closed = false;
-    const write = (s: string): void => {
-      if (!closed) res.write(s);
-    };
-    const reset = (head: EventId): void => {
-      write(encodeSse({ type: "reset", event: head, branch: branch.name, tree: JSON.stringify(treeJson(trees.at(head).root, WINDOW)) }));
-      cursor = head;
-    };
-    if (q.get("snapshot") === "1")
-      write(
-        encodeSse({ type: "snapshot", event: cursor, branch: branch.name, tree: JSON.stringify(treeJson(trees.at(cursor).root, WINDOW)) }),
-      );
-    const pump = (): void => {
-      if (closed || res.writableLength > 8 * 1024 * 1024) return; // a slow reader: wait for it to drain
-      const b = store.branch(session, branch.name);
-      if (b === undefined) {
-        write(`event: gone@1\ndata: ${JSON.stringify({ branch: branch.name })}\n\n`);
-        stop();
-        return;
-      }
-      if (b.head === cursor) return;
-      if (!store.isAncestor(cursor, b.head)) {
-        reset(b.head);
-        return;
-      }
-      const from = store.eventMeta(cursor)?.depth ?? 0;
-      // At most 5,000 events per tick: a client far behind catches up over several ticks, with
-      // bounded memory, instead of in one unbounded write.
-      for (let depth = from, sent = 0; depth < b.headDepth && !closed && sent < 5000; sent += 1000) {
-        const batch = store.chain(b.head, depth, 1000);
-        if (batch.length === 0) break;
-        let out = "";
-        for (const e of batch) {
-          const d = decodeEvent(e);
-          if (d.kind === "patch") out += encodeSse({ type: "event", id: e.id, label: e.label, by: e.by, ops: d.ops });
-        }
-        write(out);
-        depth += batch.length;
-        cursor = (batch[batch.length - 1] as EventMeta).id;
-      }
-    };
-    const timer = setInterval(() => {
-      try {
-        pump();
-      } catch (e) {
-        write(`event: error@1\ndata: ${JSON.stringify({ message: (e as Error).message })}\n\n`);
-      }
-    }, options.pollMs ?? 100);
-    const keepAlive = setInterval(() => write(": keep-alive\n\n"), 15_000);
-    const stop = (): void => {
-      if (closed) return;
-      closed = true;
-      clearInterval(timer);
-      clearInterval(keepAlive);
-      streams.delete(stop);
-      res.end();
-    };
-    streams.add(stop);
-    req.on("close", stop);
-    pump();
+    const resumed = typeof last === "string" && last !== "";
+    const fromText = resumed ? last : q.get("from");
+    const cursor = fromText === null ? branch.head : eventOf(session, fromText);
+    openLive(
+      req,
+      res,
+      {
+        store,
+        treeAt: (e) => trees.at(e),
+        session,
+        branch,
+        cursor,
+        resumed,
+        snapshot: q.get("snapshot") === "1",
+        options,
+        track: (stop) => {
+          streams.add(stop);
+          return () => streams.delete(stop);
+        },
+      },
+      SECURITY_HEADERS,
+    );
   }
 
   function serveStatic(res: ServerResponse, pathname: string, head: boolean): void {
@@ -463,6 +361,9 @@ export async function startServer(options: ServeOptions): Promise<Running> {
     server.once("error", ko);
     server.listen(options.port ?? 7357, host, () => ok());
   });
+  server.removeAllListeners("error");
+  // Once listening, a failed accept (out of file descriptors …) costs that connection only.
+  server.on("error", () => undefined);
   const address = server.address() as AddressInfo;
   const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {

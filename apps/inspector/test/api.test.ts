@@ -1,7 +1,8 @@
 /** IN-1 … IN-9: the inspector server against a real store and real HTTP. */
 
-import { nodeId, sanitizeText } from "@strata/dom";
-import { decodeSse } from "@strata/engine";
+import { nodeId, sanitizeText, toSnapshot } from "@strata/dom";
+import { decodeSse, type Frame, materialize, Replica, SseDecoder } from "@strata/engine";
+import type { EventId } from "@strata/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
 import { type Fixture, HOSTILE, recordedSession } from "./fixture.ts";
@@ -97,17 +98,41 @@ describe("IN-5 the live stream", () => {
     await r2.cancel();
   });
 
-  it("sends a reset after a rewind", async () => {
+  it("IN-18 ?snapshot=1 and a reset after a rewind carry the canonical snapshot a Replica loads", async () => {
     const ctl = new AbortController();
-    const res = await get(`/api/sessions/${fx.session.id}/stream`, { signal: ctl.signal });
+    const start = fx.session.head.id;
+    const res = await get(`/api/sessions/${fx.session.id}/stream?snapshot=1`, { signal: ctl.signal });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    await new Promise((r) => setTimeout(r, 60));
-    const target = fx.session.log().at(-3)?.id as number;
-    fx.session.rewind(target as never);
-    let text = "";
-    while (!text.includes("event: reset@1")) text += new TextDecoder().decode((await reader.read()).value);
-    expect(text).toContain(`id: ${target}`);
+    const frames: Frame[] = [];
+    const decoder = new SseDecoder((f) => frames.push(f));
+    const until = async (type: string) => {
+      while (!frames.some((f) => f.type === type)) decoder.push((await reader.read()).value as Uint8Array);
+    };
+    await until("snapshot");
+    const target = fx.session.log().at(-3)?.id as EventId;
+    fx.session.rewind(target);
+    await until("reset");
     ctl.abort();
+    const replica = new Replica();
+    for (const f of frames) replica.apply(f);
+    expect(frames.map((f) => f.type)).toEqual(["snapshot", "reset"]);
+    expect(frames[0]).toMatchObject({ event: start, tree: toSnapshot(materialize(fx.store, start)) });
+    expect(replica.event).toBe(target);
+    expect(toSnapshot(replica.tree)).toBe(toSnapshot(fx.session.durableTree));
+  });
+
+  it("IN-18 a reconnect with Last-Event-ID gets no snapshot and nothing twice, even with ?snapshot=1", async () => {
+    const from = fx.session.head.id;
+    fx.session.commit([["ins", nodeId(2), null, { tag: "note", text: "after" }]], { label: "note.after" });
+    const res = await get(`/api/sessions/${fx.session.id}/stream?snapshot=1`, {
+      headers: { "last-event-id": String(from) },
+      signal: AbortSignal.timeout(3000),
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    while (!text.includes("note.after")) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    expect(decodeSse(text).map((f) => f.type)).toEqual(["event"]);
   });
 });
 
@@ -209,5 +234,34 @@ describe("IN-15 large trees arrive windowed", () => {
     expect(bigEl.text).toHaveLength(2000);
     expect(bigEl.textLength).toBe(5000);
     expect((await getJson<{ text: string }>(`/api/sessions/${fx.session.id}/text?id=${bigEl.id}`)).text).toBe(big);
+  });
+
+  it("a tree wide and deep at once is cut at a per-response element budget; the rest is fetched from /children", async () => {
+    const rows = Array.from({ length: 150 }, (_, i) => ({
+      tag: "row",
+      attrs: { n: String(i) },
+      children: Array.from({ length: 150 }, () => ({ tag: "cell" })),
+    }));
+    fx.session.commit([["ins", nodeId(3), null, { tag: "grid", children: rows }]], { label: "grid.add" });
+    const t = await getJson<{ root: Json }>(`/api/sessions/${fx.session.id}/tree`);
+    type Json = { id: number; tag: string; children?: (Json | { elided: { after?: number; before: number } })[] };
+    let shown = 0;
+    const gaps: { parent: number; after?: number; before: number }[] = [];
+    const walk = (n: Json) => {
+      shown++;
+      for (const c of n.children ?? [])
+        if ("elided" in c) gaps.push({ parent: n.id, ...c.elided });
+        else walk(c);
+    };
+    walk(t.root);
+    expect(shown).toBeLessThanOrEqual(20_000);
+    const open = gaps.find((g) => g.before === 0);
+    expect(open).toBeDefined();
+    const q = new URLSearchParams({ id: String(open?.parent), before: "0", limit: "2000" });
+    if (open?.after !== undefined) q.set("after", String(open.after));
+    const more = await getJson<{ children: unknown[]; more: boolean }>(`/api/sessions/${fx.session.id}/children?${q}`);
+    expect(more.children.length).toBeGreaterThan(0);
+    const full = await get(`/api/sessions/${fx.session.id}/tree?full=1`);
+    expect(full.status).toBe(200);
   });
 });

@@ -5,14 +5,16 @@
  * apps/inspector/test-results/.
  */
 import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
-import { nodeId } from "@strata/dom";
-import { runAgent, Session } from "@strata/engine";
-import { openStore } from "@strata/store";
+import { nodeId, toSnapshot } from "@strata/dom";
+import { decodeSseMessage, materialize, Replica, runAgent, Session } from "@strata/engine";
+import { type EventId, openStore } from "@strata/store";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, CHROMIUM_FLAGS, chromiumPath, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
 import { type Fixture, recordedSession, registry, Scripted } from "./fixture.ts";
+import { CutProxy } from "./sse-clients.ts";
 
 const CHROMIUM = chromiumPath();
 const SHOTS = join(import.meta.dirname, "..", "test-results");
@@ -150,5 +152,95 @@ describe("IN-10 … IN-16 the inspector in Chromium", () => {
     writer.commit([["ins", nodeId(2), null, { tag: "note", text: "late" }]], { label: "note.add" });
     await expect.poll(() => page.locator('[data-test="position"]').textContent(), { timeout: 10_000 }).toBe(`${after + 1} / ${after + 1}`);
     expect(pageErrors).toEqual([]);
+  });
+
+  it("IN-18 Chromium's EventSource: a Replica fed what the page received equals the host across a rewind; the app follows it", async () => {
+    if (!page.url().includes(`#/s/${fx.session.id}`)) {
+      await page.goto(`${srv.url}#/s/${fx.session.id}`);
+      await page.locator('[data-test="tree"]').waitFor();
+    }
+    const writer = Session.open(openStore(fx.path), fx.session.id).session;
+    await page.evaluate((url) => {
+      const w = globalThis as unknown as { __sse: { type: string; data: string; id: string }[] };
+      w.__sse = [];
+      const es = new EventSource(url);
+      for (const kind of ["snapshot@1", "reset@1", "patch@1", "gone@1", "error@1"])
+        es.addEventListener(kind, (e) =>
+          w.__sse.push({ type: e.type, data: (e as MessageEvent).data, id: (e as MessageEvent).lastEventId }),
+        );
+    }, `/api/sessions/${fx.session.id}/stream?snapshot=1`);
+    const received = async (): Promise<{ type: string; data: string; id: string }[]> =>
+      page.evaluate(() => (globalThis as unknown as { __sse: { type: string; data: string; id: string }[] }).__sse);
+    await expect.poll(async () => (await received()).length).toBeGreaterThan(0);
+    const base = writer.head.id;
+    writer.commit([["ins", nodeId(3), null, { tag: "note", text: "data: one\n\nevent: reset@1 é 😀" }]], { label: "note.add" });
+    writer.commit([["ins", nodeId(3), null, { tag: "note", text: "two" }]], { label: "note.add" });
+    await expect.poll(async () => (await received()).at(-1)?.id).toBe(String(writer.head.id));
+    writer.rewind(base);
+    writer.commit([["ins", nodeId(3), null, { tag: "note", text: "REWOUND-MARKER" }]], { label: "note.add" });
+    const head = writer.head.id;
+    await expect.poll(async () => (await received()).at(-1)?.id, { timeout: 10_000 }).toBe(String(head));
+    const replica = new Replica();
+    for (const m of await received()) replica.apply(decodeSseMessage({ event: m.type, data: m.data, id: m.id }));
+    const types = (await received()).map((m) => m.type);
+    expect(types[0]).toBe("snapshot@1");
+    expect(types).toContain("reset@1");
+    expect(toSnapshot(replica.tree)).toBe(toSnapshot(materialize(writer.store, head as EventId)));
+    // The app took the reset: the timeline is the new line, the tree shows its last event.
+    const depth = writer.head.depth;
+    await expect.poll(() => page.locator('[data-test="position"]').textContent(), { timeout: 10_000 }).toBe(`${depth} / ${depth}`);
+    await expect
+      .poll(async () => (await page.locator('[data-test="tree"]').textContent()) ?? "", { timeout: 10_000 })
+      .toContain("REWOUND-MARKER");
+    expect((await page.locator('[data-test="tree"]').textContent()) ?? "").not.toContain("two");
+    await shot("7-after-rewind");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("IN-17 a page on another origin can neither read the API nor open the stream", async () => {
+    // A page the inspector did not serve (no CSP of ours), on another port of 127.0.0.1.
+    const evil = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!doctype html><title>elsewhere</title>");
+    });
+    await new Promise<void>((ok) => evil.listen(0, "127.0.0.1", ok));
+    // The browser reaches the inspector through a pass-through proxy that records what the server answered.
+    const tap = new CutProxy(Number(new URL(srv.url).port), 0, 0, () => 0);
+    const inspector = await tap.listen();
+    const other = await browser.newPage();
+    try {
+      await other.goto(`http://127.0.0.1:${(evil.address() as { port: number }).port}/`);
+      const api = new URL("/api/sessions", inspector).href;
+      const stream = new URL(`/api/sessions/${fx.session.id}/stream`, inspector).href;
+      const outcome = await other.evaluate(
+        async ([api, stream]) => {
+          const read = await fetch(api as string).then(
+            (r) => `read ${r.status}`,
+            (e: Error) => `blocked: ${e.name}`,
+          );
+          await fetch(api as string, { mode: "no-cors" }).catch(() => undefined);
+          const sse = await new Promise<string>((resolve) => {
+            const es = new EventSource(stream as string);
+            es.addEventListener("patch@1", () => resolve("got a frame"));
+            es.addEventListener("error", () => {
+              es.close();
+              resolve(`error, readyState ${es.readyState}`);
+            });
+            setTimeout(() => resolve("timeout"), 5000);
+          });
+          return { read, sse };
+        },
+        [api, stream],
+      );
+      expect(outcome.read).toMatch(/^blocked/);
+      expect(outcome.sse).toMatch(/^error/);
+      // What the server answered: the browser blocks the reading anyway; the server must not even serve it.
+      await expect.poll(() => tap.statuses.length).toBeGreaterThanOrEqual(3);
+      expect(tap.statuses.every((s) => s === 403)).toBe(true);
+    } finally {
+      await other.close();
+      await tap.close();
+      evil.close();
+    }
   });
 });

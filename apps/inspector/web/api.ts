@@ -50,8 +50,8 @@ export interface NodeJson {
 }
 
 export interface Elided {
-  /** The children between these two siblings were skipped. */
-  elided: { after: number; before: number };
+  /** The children between these two siblings were skipped (no `after`: from the first; `before` 0: to the end). */
+  elided: { after?: number; before: number };
 }
 
 export interface Spec {

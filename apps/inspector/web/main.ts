@@ -151,6 +151,7 @@ class SessionView extends Base {
   height = 600;
   readonly #pages = new Map<number, EventRow[] | Promise<void>>();
   #source: EventSource | undefined;
+  #liveQueue: Promise<void> = Promise.resolve();
   #treeTimer: ReturnType<typeof setTimeout> | undefined;
   #expanded = new Map<number, boolean>();
   #parents = new Map<number, number>();
@@ -209,26 +210,55 @@ class SessionView extends Base {
     src.addEventListener("error", () => {
       this.live = src.readyState === EventSource.CLOSED ? "off" : "connecting";
     });
-    src.addEventListener("patch@1", (e) => {
-      const id = Number((e as MessageEvent).lastEventId);
-      this.total += 1;
-      this.head = id;
-      // the last page is stale now; it is fetched again when shown
-      this.#pages.delete(Math.floor((this.total - 1) / PAGE));
-      if (this.following) this.#select(this.total - 1, true);
-      else this.requestUpdate();
-    });
-    src.addEventListener("reset@1", async () => {
-      const info = await api<{ total: number; head: number; events: EventRow[] }>(`sessions/${encodeURIComponent(this.session)}/events`, {
-        branch: this.branch,
-        offset: 0,
-        limit: 1,
-      });
-      this.#pages.clear();
-      this.total = info.total;
-      this.head = info.head;
-      await this.#select(this.total - 1);
-    });
+    // Frames are handled one after another: a reset's fetch finishes before the events after it count.
+    const inOrder = (handle: (e: MessageEvent) => void | Promise<void>) => (e: Event) => {
+      this.#liveQueue = this.#liveQueue
+        .then(() => handle(e as MessageEvent))
+        .catch((err: Error) => {
+          this.error = err.message;
+        });
+    };
+    src.addEventListener(
+      "patch@1",
+      inOrder((e) => {
+        const id = Number(e.lastEventId);
+        this.total += 1;
+        this.head = id;
+        // the last page is stale now; it is fetched again when shown
+        this.#pages.delete(Math.floor((this.total - 1) / PAGE));
+        if (this.following) this.#select(this.total - 1, true);
+        else this.requestUpdate();
+      }),
+    );
+    // The stream's last frame (IN-18): the branch is gone, or the server cannot go on. Stop here
+    // rather than reconnect into the same answer; the message says what happened.
+    const ended = (e: Event): void => {
+      let message = "the live stream ended";
+      try {
+        message = String((JSON.parse((e as MessageEvent).data) as { message?: unknown }).message ?? message);
+      } catch {
+        // keep the generic message
+      }
+      src.close();
+      this.live = "off";
+      this.error = `live stream stopped: ${message}`;
+    };
+    src.addEventListener("gone@1", ended);
+    src.addEventListener("error@1", ended);
+    // A reset carries the new line's full snapshot (for replicas); this view fetches its own windowed tree.
+    src.addEventListener(
+      "reset@1",
+      inOrder(async (e) => {
+        const at = Number(e.lastEventId);
+        const event = await api<EventRow>(`sessions/${encodeURIComponent(this.session)}/event/${at}`);
+        // A rewind keeps the abandoned head as a branch of its own: the graph shows it.
+        this.info = await api<SessionInfo>(`sessions/${encodeURIComponent(this.session)}`);
+        this.#pages.clear();
+        this.total = event.depth;
+        this.head = at;
+        await this.#select(this.total - 1);
+      }),
+    );
   }
 
   #page(p: number): EventRow[] | undefined {

@@ -3,6 +3,7 @@
  * it validates each op against the state the previous ops produced and either returns the new
  * version or throws, leaving the input untouched.
  */
+import { depthOf, MAX_DEPTH, subtreeHeight, tooDeep } from "./depth.ts";
 import { atOp, DomError, type DomResult } from "./errors.ts";
 import { DOCUMENT, MAX_NODE_ID, type NodeId } from "./ids.ts";
 import { checkOp, type InsOp, type MvOp, type NodeSpec, type Op, type SetOp } from "./ops.ts";
@@ -127,13 +128,17 @@ function insert(w: TreeWriter, op: InsOp, options: ApplyOptions): void {
   if (restore && options.monotonic)
     throw new DomError("bad-id", "explicit ids are a restore form (inverses, diffs); journaled ops let the tree mint ids");
 
+  // DOM-34: the deepest new element may sit at most MAX_DEPTH levels down (O(depth) to know).
+  const parentDepth = depthOf(w, parentId);
+
   // Pre-order walk: ids are minted in document order (DOM-2), and children keep their order.
   const entries: Entry[] = [];
   const seen = restore ? new Set<number>() : undefined;
-  const stack: Array<[NodeSpec, number]> = [[spec, -1]];
+  const stack: Array<[NodeSpec, number, number]> = [[spec, -1, parentDepth + 1]];
   let hwm = w.hwm;
   while (stack.length > 0) {
-    const [s, parentIndex] = stack.pop() as [NodeSpec, number];
+    const [s, parentIndex, depth] = stack.pop() as [NodeSpec, number, number];
+    if (depth > MAX_DEPTH) throw tooDeep(`an element inserted under ${label(parent)}`, depth);
     let id: number;
     if (seen !== undefined) {
       id = s.id as number;
@@ -150,7 +155,7 @@ function insert(w: TreeWriter, op: InsOp, options: ApplyOptions): void {
     entries.push({ spec: s, id, parentIndex, kids: [] });
     if (parentIndex >= 0) (entries[parentIndex] as Entry).kids.push(index);
     const children = s.children;
-    if (children !== undefined) for (let i = children.length - 1; i >= 0; i--) stack.push([children[i] as NodeSpec, index]);
+    if (children !== undefined) for (let i = children.length - 1; i >= 0; i--) stack.push([children[i] as NodeSpec, index, depth + 1]);
   }
 
   const prevOf = new Array<number>(entries.length).fill(0);
@@ -247,12 +252,22 @@ function move(w: TreeWriter, op: MvOp): void {
   checkMovable(w, r, "moved");
   const parent = need(w, parentId, "mv parent");
   checkCanHoldChildren(parent);
-  for (let p: number = parentId; p !== 0; p = (w.rec(p) as Rec).parent)
+  let parentDepth = 0;
+  for (let p: number = parentId; p !== 0; p = (w.rec(p) as Rec).parent) {
+    parentDepth++;
     if (p === id)
       throw new DomError("cycle", `cannot move ${label(r)} into ${p === parentId ? "itself" : `its own descendant ${label(parent)}`}`);
+  }
   if (after === id) throw new DomError("bad-anchor", `cannot move ${label(r)} after itself`);
   slotAfter(w, parent, after, "mv");
   if (r.parent === parentId && r.prev === (after ?? 0)) return; // already there
+  // DOM-34: a move to the same depth or higher cannot exceed the limit (O(depth) to know); a move
+  // deeper measures the subtree, stopping at the first element that would be too deep.
+  if (parentDepth + 1 > depthOf(w, id)) {
+    const room = MAX_DEPTH - parentDepth;
+    const height = subtreeHeight(w, id, room);
+    if (height > room) throw tooDeep(`moving ${label(r)} under ${label(parent)}, its deepest descendant`, parentDepth + height);
+  }
   unlink(w, r);
   // Re-read the anchor: unlinking may have changed its `next`.
   const next = after === null ? (w.rec(parentId) as Rec).first : (w.rec(after) as Rec).next;

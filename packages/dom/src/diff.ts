@@ -145,7 +145,8 @@ export function diffTrees(a: Tree, b: Tree): TreeDiff {
       if (pa !== pb) reorder.add(ra.parent);
     }
   }
-  for (const parent of reorder) moved.push(...reorderMoves(a, b, parent, survives));
+  // Loops, not push(...list): a spread of 100,000+ items overflows the call stack.
+  for (const parent of reorder) for (const m of reorderMoves(a, b, parent, survives)) moved.push(m);
 
   const added: DiffSubtree[] = [];
   for (const id of addedIds) {
@@ -170,7 +171,7 @@ function prunedSpec(tree: Tree, id: number, keep: ReadonlySet<number>): NodeSpec
     const kids = s.children.filter((c) => keep.has(c.id as number));
     if (kids.length === 0) delete s.children;
     else s.children = kids;
-    stack.push(...kids);
+    for (const k of kids) stack.push(k);
   }
   return full;
 }

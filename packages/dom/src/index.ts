@@ -4,6 +4,7 @@
  */
 export { type ApplyOptions, applyPatch, MAX_HWM_RAISE, tryApplyPatch } from "./apply.ts";
 export { emptyTree, skeletonTree, specOf, specSize } from "./build.ts";
+export { depthOf, MAX_DEPTH, specDepth, subtreeHeight } from "./depth.ts";
 export {
   type DiffAttr,
   type DiffMove,
@@ -28,6 +29,7 @@ export {
   decodeOp,
   decodePatch,
   type InsOp,
+  MAX_SPEC_NODES,
   type MvOp,
   type NodeSpec,
   OP_KINDS,
@@ -39,6 +41,7 @@ export {
   type TextOp,
 } from "./ops.ts";
 export { count, matches, type SelectOptions, select, selectOne } from "./select.ts";
+export { MAX_COMPOUNDS, MAX_SELECTOR_NESTING } from "./selector-parse.ts";
 export {
   checkStructure,
   decodePage,

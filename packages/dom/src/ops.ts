@@ -3,9 +3,10 @@
  * JSON array; a patch is an ordered list of ops applied all or nothing.
  */
 
+import { MAX_DEPTH, tooDeep } from "./depth.ts";
 import { DomError } from "./errors.ts";
 import { DOCUMENT, type DocumentId, isNodeId, type NodeId } from "./ids.ts";
-import { checkName, checkText, describe } from "./names.ts";
+import { checkName, checkText, describe, invalidCharIndex } from "./names.ts";
 
 /** A subtree to insert. `id` is present on every node of a restore-form subtree, or on none. */
 export interface NodeSpec {
@@ -120,44 +121,63 @@ function checkAnchor(v: unknown, what: string): void {
 
 const SPEC_KEYS = new Set(["tag", "attrs", "text", "children", "id"]);
 
+/** Where a node sits in the spec being checked; the path string is only built for an error. */
+interface SpecFrame {
+  readonly node: unknown;
+  readonly parent: SpecFrame | undefined;
+  readonly index: number;
+  readonly depth: number;
+}
+
+function pathOf(frame: SpecFrame): string {
+  const parts: string[] = [];
+  for (let f: SpecFrame | undefined = frame; f?.parent !== undefined; f = f.parent) parts.push(`.children[${f.index}]`);
+  return `node${parts.reverse().join("")}`;
+}
+
 /**
  * Validates a node spec (iteratively: specs can be deep). Enforces DOM-4 (text or children, not
- * both) and the all-or-none rule for explicit ids.
+ * both), the all-or-none rule for explicit ids, at most {@link MAX_SPEC_NODES} nodes and at most
+ * {@link MAX_DEPTH} levels (DOM-34), failing before looking any deeper.
  */
 export function checkSpec(spec: unknown): NodeSpec {
   let withIds: boolean | undefined;
   let count = 0;
-  const stack: Array<{ node: unknown; path: string }> = [{ node: spec, path: "node" }];
+  const stack: SpecFrame[] = [{ node: spec, parent: undefined, index: 0, depth: 1 }];
   while (stack.length > 0) {
-    const { node, path } = stack.pop() as { node: unknown; path: string };
+    const frame = stack.pop() as SpecFrame;
+    const node = frame.node;
     if (++count > MAX_SPEC_NODES) throw new DomError("too-large", `an ins op may insert at most ${MAX_SPEC_NODES} nodes`);
+    if (frame.depth > MAX_DEPTH) throw tooDeep("a node of the inserted spec", frame.depth);
     if (typeof node !== "object" || node === null || Array.isArray(node))
-      throw new DomError("bad-op", `${path} must be an object like {"tag": "todo"}, got ${describe(node)}`);
+      throw new DomError("bad-op", `${pathOf(frame)} must be an object like {"tag": "todo"}, got ${describe(node)}`);
     for (const key of Object.keys(node))
       if (!SPEC_KEYS.has(key))
-        throw new DomError("bad-op", `${path} has unknown key ${JSON.stringify(key)}; allowed: tag, attrs, text, children, id`);
+        throw new DomError("bad-op", `${pathOf(frame)} has unknown key ${JSON.stringify(key)}; allowed: tag, attrs, text, children, id`);
     const n = node as Record<string, unknown>;
     checkName(n.tag, "tag");
     if (n.attrs !== undefined) {
       const attrs = n.attrs;
       if (typeof attrs !== "object" || attrs === null || Array.isArray(attrs))
-        throw new DomError("bad-op", `${path}.attrs must be an object of strings, got ${describe(attrs)}`);
+        throw new DomError("bad-op", `${pathOf(frame)}.attrs must be an object of strings, got ${describe(attrs)}`);
       for (const [k, v] of Object.entries(attrs)) {
         checkName(k, "attribute");
-        checkText(v, `${path}.attrs.${k}`);
+        // The path is only spelled out when the check fails.
+        if (typeof v !== "string" || invalidCharIndex(v) >= 0) checkText(v, `${pathOf(frame)}.attrs.${k}`);
       }
     }
-    if (n.text !== undefined) checkText(n.text, `${path}.text`);
+    if (n.text !== undefined && (typeof n.text !== "string" || invalidCharIndex(n.text) >= 0)) checkText(n.text, `${pathOf(frame)}.text`);
     const hasId = n.id !== undefined;
-    if (hasId && !isNodeId(n.id)) throw new DomError("bad-op", `${path}.id must be a node id, got ${describe(n.id)}`);
+    if (hasId && !isNodeId(n.id)) throw new DomError("bad-op", `${pathOf(frame)}.id must be a node id, got ${describe(n.id)}`);
     if (withIds === undefined) withIds = hasId;
     else if (withIds !== hasId)
-      throw new DomError("bad-op", `${path}: either every node of an inserted subtree carries an id (restore form) or none does`);
+      throw new DomError("bad-op", `${pathOf(frame)}: either every node of an inserted subtree carries an id (restore form) or none does`);
     if (n.children !== undefined) {
-      if (!Array.isArray(n.children)) throw new DomError("bad-op", `${path}.children must be an array, got ${describe(n.children)}`);
+      if (!Array.isArray(n.children))
+        throw new DomError("bad-op", `${pathOf(frame)}.children must be an array, got ${describe(n.children)}`);
       if (n.children.length > 0 && typeof n.text === "string" && n.text !== "")
-        throw new DomError("mixed-content", `${path} has both text and children; an element holds one or the other`);
-      for (let i = n.children.length - 1; i >= 0; i--) stack.push({ node: n.children[i], path: `${path}.children[${i}]` });
+        throw new DomError("mixed-content", `${pathOf(frame)} has both text and children; an element holds one or the other`);
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push({ node: n.children[i], parent: frame, index: i, depth: frame.depth + 1 });
     }
   }
   return spec as NodeSpec;

@@ -5,6 +5,7 @@
  * load them lazily; see {@link encodePage} and {@link treeFromPages}.
  */
 import { makeAttrs } from "./apply.ts";
+import { MAX_DEPTH, tooDeep } from "./depth.ts";
 import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
@@ -139,7 +140,8 @@ function decodeRecUnchecked(v: unknown, where: string): Rec {
 /**
  * Checks that a tree's records form one tree: every child list is consistent in both directions,
  * every element is reachable from the root exactly once, no element mixes text and children, and
- * the fixed skeleton exists and is closed upwards. O(size).
+ * the fixed skeleton exists and is closed upwards. O(size). A tree deeper than `MAX_DEPTH` fails
+ * with `too-large` (DOM-34); every other inconsistency with `bad-snapshot`.
  */
 export function checkStructure(tree: Tree): void {
   const fail = (msg: string): never => {
@@ -149,8 +151,11 @@ export function checkStructure(tree: Tree): void {
   if (root.parent !== 0 || root.prev !== 0 || root.next !== 0) fail(`root ${root.id} has a parent or siblings`);
   let reached = 1;
   const queue: Rec[] = [root];
+  const depths: number[] = [1];
   while (queue.length > 0) {
     const r = queue.pop() as Rec;
+    const depth = depths.pop() as number;
+    if (depth > MAX_DEPTH) throw tooDeep(`element ${r.id}`, depth);
     if (r.first !== 0 && r.text !== "") fail(`element ${r.id} has both text and children`);
     let prev = 0;
     for (let c = r.first; c !== 0; ) {
@@ -159,6 +164,7 @@ export function checkStructure(tree: Tree): void {
       if (cr.prev !== prev) fail(`element ${c} has prev ${cr.prev}, expected ${prev}`);
       if (++reached > tree.size) fail("child lists contain a cycle or more elements than recorded");
       queue.push(cr);
+      depths.push(depth + 1);
       prev = c;
       c = cr.next;
     }

@@ -1,6 +1,6 @@
 /** DOM-15: ops decoded from untrusted JSON, with precise errors. */
 import { describe, expect, it } from "vitest";
-import { DomError, decodeOp, decodePatch, OP_KINDS } from "../src/index.ts";
+import { DomError, decodeOp, decodePatch, MAX_DEPTH, OP_KINDS } from "../src/index.ts";
 
 const fails = (data: unknown, code: string, message: RegExp) => {
   try {
@@ -64,10 +64,24 @@ describe("DOM-15 decodeOp / decodePatch", () => {
     expect(() => decodeOp(["append", 3])).toThrow(/takes 2 arguments, got 1/);
   });
 
-  it("handles very deep specs without overflowing the stack", () => {
-    let spec: Record<string, unknown> = { tag: "x" };
-    for (let i = 0; i < 50_000; i++) spec = { tag: "x", children: [spec] };
-    const ops = decodePatch([["ins", 1, null, spec]]);
-    expect(ops).toHaveLength(1);
+  it("DOM-34: decodes specs up to MAX_DEPTH levels; refuses a 50,000-deep one with too-large, not a RangeError", () => {
+    const chain = (levels: number): Record<string, unknown> => {
+      let spec: Record<string, unknown> = { tag: "x" };
+      for (let i = 1; i < levels; i++) spec = { tag: "x", children: [spec] };
+      return spec;
+    };
+    expect(decodePatch([["ins", 1, null, chain(MAX_DEPTH)]])).toHaveLength(1);
+    for (const levels of [MAX_DEPTH + 1, 50_000]) {
+      const e = (() => {
+        try {
+          decodePatch([["ins", 1, null, chain(levels)]]);
+        } catch (error) {
+          return error as DomError;
+        }
+      })();
+      expect(e).toBeInstanceOf(DomError);
+      expect(e?.code).toBe("too-large");
+      expect(e?.message).toMatch(/op 0: .*1001 levels deep; a tree is at most 1000 levels deep/);
+    }
   });
 });

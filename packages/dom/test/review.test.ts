@@ -100,7 +100,7 @@ describe("review: XML", () => {
     expect(e1?.message).toMatch(/lists an id twice \(line 2, column 1\)/);
     expect(code(() => parseXml('<?strata hwm="1"?><?strata hwm="1"?><a _id="1"/>'))).toBe("bad-xml");
     expect(code(() => parseXml('<?strata hwm="1" fixed="1" __proto__="x"?><a _id="1"/>'))).toBe("bad-xml");
-    expect(() => parseXml('<?strata hwm="1" extra="1"?><a _id="1"/>')).toThrow(/takes hwm and fixed, not "extra" \(line 1, column 1\)/);
+    expect(() => parseXml('<?strata hwm="1" extra="1"?><a _id="1"/>')).toThrow(/takes hwm and fixed, not "extra" \(line 1, column 18\)/);
     expect(() => parseXml('<?strata hwm="0"?><a _id="1"/>')).toThrow(/line 1, column 1/);
   });
 

@@ -20,14 +20,17 @@
  * event.
  */
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
+import { StoreError } from "@strata/store";
 import { boundObservation, type Diag, executeBounded } from "./calls.ts";
 import { bodyOf, type RecordedInputs, readInputs, recordInputs } from "./inputs.ts";
 import { lifecycleWork } from "./lifecycle.ts";
 import { type Model, ModelError, type ModelRequest, type ModelSettings } from "./model.ts";
-import { blobReader, projectRequest } from "./prompt.ts";
-import { type Counts, commitStop, FINAL, type RunResult, runCounts, type StopReason, stopSpec } from "./runs.ts";
+import { blobReader, ProjectionMemo, projectRequest } from "./prompt.ts";
+import { ReplyWriter } from "./reply.ts";
+import { RequestRecorder } from "./requests.ts";
+import { type Counts, commitStop, type RunResult, runCounts, runState, type StopReason, stopSpec } from "./runs.ts";
 import type { Session } from "./session.ts";
-import type { StreamWriter } from "./stream.ts";
+import { noTask, openWork, runInputs, runLimits, startRun, userTurn } from "./start.ts";
 import { TemplateError } from "./template/errors.ts";
 import {
   type Action,
@@ -41,7 +44,7 @@ import {
   ToolRegistryError,
   type TreeEdit,
 } from "./tools/registry.ts";
-import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
+import type { SyntheticObservations } from "./tools/synthetic.ts";
 
 export interface RunLimits {
   /** Model turns per run (a run ends at a `<stop>`); invalid calls count here, not as effective actions. */
@@ -56,6 +59,8 @@ export interface RunLimits {
 export type AgentEvent =
   | { readonly type: "turn"; readonly role: "user" | "assistant"; readonly element: NodeId }
   | { readonly type: "text"; readonly delta: string }
+  /** The model's reasoning, as it streams (recorded in `<reasoning>`, never sent back: AG-15). */
+  | { readonly type: "reasoning"; readonly delta: string }
   | { readonly type: "call"; readonly element: NodeId; readonly tool: string; readonly status: string; readonly detail?: string }
   | {
       readonly type: "reconcile";
@@ -87,8 +92,10 @@ export interface RunAgentOptions {
 
 /**
  * Drives the loop until a stop. Never throws for model or tool failures (they are recorded);
- * throws for misuse (a registry and executor that do not match, a closed session) and for store
- * failures (the log cannot be written, so nothing may proceed).
+ * throws for misuse (a registry and executor that do not match, a closed session, no task to
+ * continue: `EngineError` "no-task", AG-17) and for store failures — the log cannot be written
+ * (`StoreError`; a `HeadConflict` when another process moved the branch head, from any commit
+ * of the loop, streamed text and tool output included: AG-18). What was committed before stays.
  */
 export async function runAgent(session: Session, options: RunAgentOptions): Promise<RunResult> {
   const { model, registry } = options;
@@ -105,46 +112,46 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
     );
   const signal = options.signal ?? new AbortController().signal;
   const emit = options.onEvent ?? (() => {});
-  const limits: RunLimits = { maxSteps: 50, ...options.limits };
-  const [provider, ...rest] = model.id.split(":");
-  recordInputs(session, {
-    ...(options.templates !== undefined ? { templates: options.templates } : {}),
-    ...(options.context !== undefined ? { context: options.context } : {}),
-    tools: registry.list(),
-    model: { provider: provider ?? model.id, model: rest.join(":"), ...options.settings },
-    settings: {
-      "max-steps": limits.maxSteps,
-      ...(limits.budgetTokens !== undefined ? { "budget-tokens": limits.budgetTokens } : {}),
-      ...options.sessionSettings,
-    },
-    synthetic: options.synthetic ?? DEFAULT_SYNTHETIC,
-  });
-  const loop = new Loop(session, model, registry, executor, limits, signal, emit);
-  // What a crash left open is settled first, so a new task follows a consistent history.
-  const reconciled = await loop.reconcile();
-  if (reconciled !== undefined) return reconciled;
-  if (options.task !== undefined) {
-    const task = options.task;
-    let element = 0 as NodeId;
-    session.commit(
-      (d) =>
-        void (element = d.appendChild(bodyOf(d.tree).id, {
-          tag: "turn",
-          attrs: { role: "user" },
-          children: [{ tag: "text", text: clean(task) }],
-        })),
-      { label: "turn.user" },
-    );
-    emit({ type: "turn", role: "user", element });
-  } else {
-    const counts = runCounts(session);
-    if (counts.lastIsStop && FINAL.has(counts.lastStop ?? "") && session.live.size === 0) return loop.result(counts.lastStop as StopReason);
+  const limits = runLimits(options);
+  const loop = (): Loop => new Loop(session, model, registry, executor, limits, signal, emit);
+  const task = options.task;
+  if (task === undefined) {
+    // Nothing is written before it is known that there is a task to continue (AG-17).
+    const state = runState(session);
+    if (state.kind === "no-task") throw noTask(session);
+    if (state.kind === "finished") return loop().result(state.stop);
+  } else if (openWork(session) === undefined) {
+    // A new task on a settled branch: inputs and task as one group commit (AG-16).
+    startRun(session, { ...options, task });
+    emit({ type: "turn", role: "user", element: lastBodyChild(session) });
+    return loop().run();
   }
-  return loop.run();
+  recordInputs(session, runInputs(options, limits));
+  // What a crash left open is settled first, so a new task follows a consistent history (AG-9).
+  const reconciled = await loop().reconcile();
+  if (task === undefined) {
+    if (reconciled !== undefined) return reconciled;
+    const last = session.durableTree.get(lastBodyChild(session));
+    if (last?.tag === "turn" && last.attrs.role === "user") emit({ type: "turn", role: "user", element: last.id });
+    return loop().run();
+  }
+  if (reconciled !== undefined && signal.aborted) return reconciled;
+  // The settled run may have stopped (a completing call): the task starts a new one either way.
+  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, userTurn(task)), { label: "turn.user" });
+  emit({ type: "turn", role: "user", element: lastBodyChild(session) });
+  return loop().run();
+}
+
+function lastBodyChild(session: Session): NodeId {
+  const tree = session.durableTree;
+  return (tree.rec(bodyOf(tree).id)?.last ?? 0) as NodeId;
 }
 
 class Loop {
   readonly #inputs: () => RecordedInputs;
+  /** The request records of this line (PR-15) and the projection memo that keeps each turn's cost to what is new. */
+  readonly #recorder: RequestRecorder;
+  readonly #memo = new ProjectionMemo();
 
   constructor(
     readonly session: Session,
@@ -156,6 +163,7 @@ class Loop {
     readonly emit: (e: AgentEvent) => void,
   ) {
     this.#inputs = () => readInputs(session.durableTree);
+    this.#recorder = new RequestRecorder(session.store, session.durableTree);
     const { steps, effective, calls, tokens } = runCounts(session);
     this.#counts = { steps, effective, calls, tokens };
   }
@@ -282,99 +290,50 @@ class Loop {
     };
   }
 
-  /** One model request: the reply streamed into a new assistant turn. */
+  /**
+   * One model request: the request's digest recorded (PR-15) and the reply streamed into a new
+   * assistant turn — text into `<text>`, reasoning into `<reasoning>` (AG-15), arguments into each
+   * call's `<args>`. A model failure is an outcome; a failure of the loop's own writes (the log
+   * cannot take them: a moved head, a full disk) ends the run with that error (AG-18).
+   */
   async modelTurn(): Promise<{ calls: PendingCall[]; stopped?: RunResult }> {
     const s = this.session;
     let request: ModelRequest;
     try {
-      request = projectRequest(s.durableTree, blobReader(s.store), this.#inputs());
+      request = projectRequest(s.durableTree, blobReader(s.store), this.#inputs(), this.#memo);
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { calls: [], stopped: this.stop("prompt-error", clean(error.message)) };
     }
+    const record = this.#recorder.record(request);
     let turnId = 0 as NodeId;
     let textId = 0 as NodeId;
+    let recordId = 0 as NodeId;
     s.commit(
       (d) => {
         turnId = d.appendChild(bodyOf(d.tree).id, { tag: "turn", attrs: { role: "assistant", status: "streaming", model: this.model.id } });
+        recordId = d.appendChild(turnId, record);
         textId = d.appendChild(turnId, { tag: "text" });
       },
       { label: "turn.start" },
     );
+    this.#recorder.recorded(recordId);
     this.emit({ type: "turn", role: "assistant", element: turnId });
-    const text = s.stream(textId, { label: "turn.text" });
-    const calls = new Map<number, { element: NodeId; args: NodeId; tool: string; stream: StreamWriter }>();
-    let usage: { input: number; output: number } | undefined;
-    let finish = "stop";
-    const closeAll = (): void => {
-      text.close();
-      for (const c of calls.values()) c.stream.close();
-    };
+    const reply = new ReplyWriter(s, turnId, recordId, textId, (tool) => this.registry.get(tool)?.replayPolicy ?? "never", this.emit);
     try {
-      for await (const ev of this.model.stream(request, this.signal)) {
-        switch (ev.type) {
-          case "text":
-            text.append(ev.delta);
-            this.emit({ type: "text", delta: ev.delta });
-            break;
-          case "tool-call": {
-            if (calls.has(ev.index))
-              throw new ModelError("protocol", `the model started tool call ${ev.index} twice`, { retryable: false });
-            const spec = this.registry.get(ev.name);
-            let element = 0 as NodeId;
-            let args = 0 as NodeId;
-            s.commit(
-              (d) => {
-                element = d.appendChild(turnId, {
-                  tag: "call",
-                  attrs: {
-                    id: clean(ev.id),
-                    tool: clean(ev.name),
-                    index: String(ev.index),
-                    replay: spec?.replayPolicy ?? "never",
-                    status: "arguments",
-                  },
-                });
-                args = d.appendChild(element, { tag: "args" });
-              },
-              { label: "call.open" },
-            );
-            calls.set(ev.index, { element, args, tool: ev.name, stream: s.stream(args, { label: "call.args" }) });
-            this.emit({ type: "call", element, tool: ev.name, status: "arguments" });
-            break;
-          }
-          case "tool-arguments": {
-            const c = calls.get(ev.index);
-            if (c === undefined)
-              throw new ModelError("protocol", `the model sent arguments for tool call ${ev.index} before starting it`, {
-                retryable: false,
-              });
-            c.stream.append(ev.delta);
-            break;
-          }
-          case "usage":
-            usage = { input: ev.inputTokens, output: ev.outputTokens };
-            break;
-          case "done":
-            finish = ev.finishReason;
-            break;
-        }
-      }
+      for await (const ev of this.model.stream(request, this.signal)) reply.take(ev);
     } catch (error) {
-      closeAll();
-      return {
-        calls: [],
-        stopped: this.failTurn(
-          turnId,
-          [...calls.values()].map((c) => c.element),
-          error,
-          usage,
-        ),
-      };
+      reply.closeQuietly();
+      // The log refused one of the turn's writes (a moved head, a full disk): not a model failure.
+      if (reply.failure !== undefined) throw reply.failure.error;
+      if (error instanceof StoreError) throw error;
+      const calls = [...reply.calls.values()].map((c) => c.element);
+      return { calls: [], stopped: this.failTurn(turnId, calls, error, reply.usage) };
     }
-    closeAll();
+    reply.close();
+    const { usage, finish } = reply;
     // The turn's end and every call's intent are one event (AG-4).
-    const ordered = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+    const ordered = reply.ordered();
     const counts = this.#counts;
     const after: Counts = {
       ...counts,
@@ -465,6 +424,8 @@ class Loop {
     );
     this.emit({ type: "call", element: call.element, tool: call.tool, status: "running" });
     const done = await executeBounded(s, call.element, this.executor, action, this.signal, callLimits);
+    // The log refused the call's progress (another process moved the head): the run ends with that error (AG-18).
+    if ("failed" in done) throw done.failed.error;
     if ("cancelled" in done) {
       this.interrupt(call, "the run was cancelled while the call was running", done.diags);
       return this.stop("cancelled", "the run was cancelled");

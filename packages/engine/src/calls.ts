@@ -16,18 +16,30 @@ export interface Diag {
   readonly text: string;
 }
 
-/** A call's progress stream into `<output>`, bounded to `cap` characters inline (AG-10). */
+/**
+ * A call's progress stream into `<output>`, bounded to `cap` characters inline (AG-10). It never
+ * throws at the tool that writes (a handler's output callback may run in an event listener, where
+ * an exception would be uncaught): when the log refuses a write — a moved head, a full disk — it
+ * stops taking output, keeps the error (`failure`) and calls `onFailure`, which stops the call.
+ */
 export class Progress {
   #stream: StreamWriter | undefined;
   #written = 0;
   #dropped = 0;
   #closed = false;
+  #failure: { error: unknown } | undefined;
 
   constructor(
     readonly session: Session,
     readonly call: NodeId,
     readonly cap: number,
+    private readonly onFailure: (error: unknown) => void = () => {},
   ) {}
+
+  /** The first write the log refused, if any (the call must not go on: AG-18). */
+  get failure(): { readonly error: unknown } | undefined {
+    return this.#failure;
+  }
 
   write(chunk: string): void {
     if (this.#closed || typeof chunk !== "string" || chunk === "") return;
@@ -36,20 +48,45 @@ export class Progress {
       this.#dropped += chunk.length;
       return;
     }
-    if (this.#stream === undefined) {
-      let output = 0 as NodeId;
-      this.session.commit((d) => void (output = d.appendChild(this.call, { tag: "output" })), { label: "call.output" });
-      this.#stream = this.session.stream(output, { label: "call.output" });
-    }
     const part = chunk.length > room ? chunk.slice(0, room) : chunk;
+    try {
+      if (this.#stream === undefined) {
+        let output = 0 as NodeId;
+        this.session.commit((d) => void (output = d.appendChild(this.call, { tag: "output" })), { label: "call.output" });
+        this.#stream = this.session.stream(output, { label: "call.output" });
+      }
+      this.#stream.append(part);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
     this.#dropped += chunk.length - part.length;
     this.#written += part.length;
-    this.#stream.append(part);
+    // A flush on the stream's timer that the log refused shows here, at the next write.
+    const late = this.#stream.lastError ?? this.#stream.endedBy;
+    if (late !== undefined) this.#fail(late);
   }
 
+  /** Flushes what is pending and ends the stream; a flush the log refuses is kept as `failure`. */
   close(): void {
+    if (this.#closed) return;
     this.#closed = true;
-    this.#stream?.close();
+    try {
+      this.#stream?.close();
+    } catch (error) {
+      this.#failure ??= { error };
+    }
+  }
+
+  #fail(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = { error };
+    this.#closed = true;
+    try {
+      this.onFailure(error);
+    } catch {
+      // stopping the call is best effort; the failure is reported either way
+    }
   }
 
   diags(): Diag[] {
@@ -71,8 +108,9 @@ function sleep(ms: number): Promise<"timeout"> {
 
 /**
  * Runs `action` through `executor` under `limits`, streaming progress into the call's `<output>`
- * and collecting the tree edits it stages. Returns the outcome with its diagnostics, or
- * `cancelled` (with the diagnostics so far) when the run's own signal aborted.
+ * and collecting the tree edits it stages. Returns the outcome with its diagnostics, `cancelled`
+ * (with the diagnostics so far) when the run's own signal aborted, or `failed` when the log
+ * refused the call's progress (the call is stopped, and the run must end with that error: AG-18).
  */
 export async function executeBounded(
   session: Session,
@@ -81,11 +119,14 @@ export async function executeBounded(
   action: Action,
   run: AbortSignal,
   limits: CallLimits,
-): Promise<{ outcome: ActionOutcome; staged: TreeEdit[]; diags: Diag[] } | { cancelled: true; diags: Diag[] }> {
+): Promise<
+  { outcome: ActionOutcome; staged: TreeEdit[]; diags: Diag[] } | { cancelled: true; diags: Diag[] } | { failed: { error: unknown } }
+> {
   const staged: TreeEdit[] = [];
-  const progress = new Progress(session, element, limits.inlineChars);
+  const refused = new AbortController();
+  const progress = new Progress(session, element, limits.inlineChars, () => refused.abort());
   const timeout = new AbortController();
-  const signal = AbortSignal.any([run, timeout.signal]);
+  const signal = AbortSignal.any([run, timeout.signal, refused.signal]);
   const timer = setTimeout(() => timeout.abort(), limits.timeoutMs);
   const running = executor
     .execute(action, signal, { output: (chunk) => progress.write(chunk), stage: (edit) => void staged.push(edit) })
@@ -99,6 +140,8 @@ export async function executeBounded(
   ]).then((r) => (r === "aborted" ? Promise.race([running, sleep(limits.graceMs)]) : r));
   clearTimeout(timer);
   progress.close();
+  // Whatever the handler did, a call whose progress the log refused does not settle here.
+  if (progress.failure !== undefined) return { failed: progress.failure };
   const diags = progress.diags();
   if (settled === "timeout" || ("error" in settled && signal.aborted)) {
     if (run.aborted) return { cancelled: true, diags };

@@ -11,7 +11,12 @@ export type EngineErrorCode =
   /** A caller's input that cannot be used (the message says what and how to fix it). */
   | "bad-input"
   /** Stored data that should be there and is not (a missing blob, a damaged record). */
-  | "corrupt";
+  | "corrupt"
+  /**
+   * A run asked to continue a session or branch that has no task (no user turn): the process that
+   * created it stopped before the task was recorded, or it was forked before the task (AG-17).
+   */
+  | "no-task";
 
 export class EngineError extends Error {
   override readonly name = "EngineError";

@@ -2,6 +2,22 @@
  * @strata/engine — sessions as events over @strata/dom trees stored in @strata/store.
  */
 export { type AgentEvent, type RunAgentOptions, type RunLimits, runAgent } from "./agent.ts";
+export { BLOB_REF_ATTRS, BLOB_REFS, isBlobRef, isSha256, opsHashes, specHashes, treeBlobRefs } from "./blob-refs.ts";
+export {
+  BUNDLE_FORMAT,
+  BUNDLE_FORMAT_V1,
+  BUNDLE_LIMITS,
+  type Bundle,
+  type BundleBranch,
+  BundleError,
+  type BundleErrorCode,
+  type BundleEvent,
+  type BundleFormat,
+  type BundleLimits,
+} from "./bundle.ts";
+export { type DecodeBundleOptions, decodeBundle, parseBundle } from "./bundle-decode.ts";
+export { type ExportBundleOptions, exportBundle } from "./bundle-export.ts";
+export { type ImportBundleOptions, type ImportReport, importBundle } from "./bundle-import.ts";
 export { EngineError, type EngineErrorCode } from "./errors.ts";
 export {
   DEFAULT_SKELETON,
@@ -14,9 +30,11 @@ export {
   PATCH_KIND,
   SKELETON_IDS,
 } from "./events.ts";
+export { type RequestMismatch, type RequestPart, type RequestsReport, type VerifyRequestsOptions, verifyRequests } from "./fidelity.ts";
 export {
   blobText,
   bodyOf,
+  inputsPatch,
   metaOf,
   type RecordedInputs,
   type RecordedTool,
@@ -54,17 +72,20 @@ export {
   contribute,
   DEFAULT_SYSTEM_TEMPLATE,
   observationOf,
+  ProjectionMemo,
   projectMessages,
   projectRequest,
   renderPrompt,
 } from "./prompt.ts";
 export { type ReplayReport, replayVerify } from "./replay.ts";
 export { Replica } from "./replica.ts";
+export { type RequestDigest, type RequestRecord, readRecord, requestDigest } from "./requests.ts";
 export { type Divergence, type Override, type RerunOptions, type RerunReport, rerun } from "./rerun.ts";
-export { type RunResult, runCounts, type StopReason } from "./runs.ts";
+export { type RunResult, type RunState, runCounts, runState, type StopReason } from "./runs.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";
 export { loadSnapshot, loadSnapshotVersion, SNAPSHOT_HEADER_FORMAT, SnapshotWriter } from "./snapshots.ts";
-export { decodeSse, decodeSseStream, encodeSse, type Frame } from "./sse.ts";
+export { decodeSse, decodeSseMessage, decodeSseStream, encodeSse, type Frame, SseDecoder, type StreamErrorCode } from "./sse.ts";
+export { DEFAULT_MAX_STEPS, openWork, startRun } from "./start.ts";
 export { type StreamOptions, StreamWriter } from "./stream.ts";
 export { Subscription } from "./subscription.ts";
 export {
@@ -74,6 +95,8 @@ export {
   type RenderOptions,
   renderTemplate,
   TemplateError,
+  type TemplateErrorCode,
+  type TemplateLimit,
 } from "./template/index.ts";
 export { TEXT_REF_MIN, TextIndex, type TextRef, TextResolver } from "./texts.ts";
 export { confine, runCommand, WorkspaceError, type WorkspaceOptions, workspaceTools } from "./tools/builtin.ts";

@@ -16,7 +16,7 @@
  *     <synthetic><observation kind="interrupted">…</observation></synthetic>
  *   </config>
  */
-import { type Element, type NodeId, type NodeSpec, type Tree, TreeDraft } from "@strata/dom";
+import { type Element, type NodeId, type NodeSpec, type Op, type Tree, TreeDraft } from "@strata/dom";
 import type { EventMeta, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import type { ModelSettings } from "./model.ts";
@@ -172,6 +172,17 @@ function syncKeyed(
  * the record already matches (nothing is appended).
  */
 export function recordInputs(session: Session, inputs: RunInputs, options: { by?: string } = {}): EventMeta | undefined {
+  const patch = inputsPatch(session, inputs);
+  if (patch === undefined) return undefined;
+  return session.commit(patch.ops, { label: patch.label, ...(options.by !== undefined ? { by: options.by } : {}) });
+}
+
+/**
+ * The patch that makes the session's record match `inputs` (its blobs are stored now), for a
+ * caller that commits it together with other patches (`startRun`: inputs and task as one group).
+ * `undefined` when the record already matches.
+ */
+export function inputsPatch(session: Session, inputs: RunInputs): { ops: readonly Op[]; label: string } | undefined {
   const store = session.store;
   const templates = Object.entries(inputs.templates ?? {}).map(([name, source]) => ({
     name,
@@ -216,10 +227,7 @@ export function recordInputs(session: Session, inputs: RunInputs, options: { by?
     );
   }
   if (d.ops.length === 0) return undefined;
-  return session.commit(d.ops, {
-    label: hadConfig ? "inputs.update" : "inputs.record",
-    ...(options.by !== undefined ? { by: options.by } : {}),
-  });
+  return { ops: d.ops, label: hadConfig ? "inputs.update" : "inputs.record" };
 }
 
 const blobCaches = new WeakMap<Store, Map<string, string>>();

@@ -36,6 +36,11 @@ export interface JournalOptions {
    * succeeded; the snapshot is tried again at a later commit). Default: `process.emitWarning`.
    */
   readonly onSnapshotError?: (error: unknown, event: EventId) => void;
+  /**
+   * The fencing token of the lease this writer holds on the branch (ST-23): every append checks
+   * it, so a writer whose lease was taken over fails with `LeaseLost` instead of writing.
+   */
+  readonly lease?: number;
 }
 
 export interface CommitInput {
@@ -61,34 +66,80 @@ interface Range {
   readonly end: number;
 }
 
-/**
- * Blocks of ids a process has reserved from a session's counter and not handed to a line yet.
- * Runtime bookkeeping only (L1): ids left here when the process ends are simply never used.
- */
-const pools = new WeakMap<Store, Map<string, { next: number; end: number }>>();
+const roundUp = (n: number, unit: number): number => Math.ceil(n / unit) * unit;
 
-function grant(store: Store, session: SessionId, size: number): Range {
+/**
+ * Ids a process has reserved from a session's counter and not handed to a line yet: disjoint
+ * ranges of whole pages, lowest first. Runtime bookkeeping only (L1): ids left here when the
+ * process ends are simply never used. A range is handed only to a line whose mark is below it
+ * (EN-17): the pool is shared by every line of the process, and a line reopened after another
+ * handle or process wrote it may hold ids far above what this pool has left.
+ */
+const pools = new WeakMap<Store, Map<string, Range[]>>();
+
+/** Free ranges kept per session; beyond this the lowest are dropped (they only serve early forks). */
+const POOL_RANGES = 16;
+
+function poolOf(store: Store, session: SessionId): Range[] {
   let bySession = pools.get(store);
   if (bySession === undefined) {
     bySession = new Map();
     pools.set(store, bySession);
   }
-  let pool = bySession.get(session);
-  if (pool === undefined || pool.end - pool.next < size) {
-    const blocks = Math.ceil(size / ID_BLOCK);
-    const first = store.reserve(session, blocks) * ID_BLOCK;
-    if (pool !== undefined && pool.end === first) pool.end = first + blocks * ID_BLOCK;
-    else {
-      pool = { next: first, end: first + blocks * ID_BLOCK };
-      bySession.set(session, pool);
-    }
+  let free = bySession.get(session);
+  if (free === undefined) {
+    free = [];
+    bySession.set(session, free);
   }
-  const r = { floor: pool.next, end: pool.next + size };
-  pool.next += size;
-  return r;
+  return free;
 }
 
-const roundUp = (n: number, unit: number): number => Math.ceil(n / unit) * unit;
+/** Takes `size` ids starting at a page boundary at or above `lo` from the free ranges, if they hold them. */
+function takeFree(free: Range[], size: number, lo: number): Range | undefined {
+  for (let i = 0; i < free.length; i++) {
+    const f = free[i] as Range;
+    const floor = Math.max(f.floor, lo);
+    if (f.end - floor < size) continue;
+    const rest: Range[] = [];
+    if (floor > f.floor) rest.push({ floor: f.floor, end: floor });
+    if (floor + size < f.end) rest.push({ floor: floor + size, end: f.end });
+    free.splice(i, 1, ...rest);
+    return { floor, end: floor + size };
+  }
+  return undefined;
+}
+
+/** Adds a freshly reserved range, joining it to a neighbour it touches. */
+function addFree(free: Range[], r: Range): void {
+  let i = free.findIndex((f) => f.floor > r.floor);
+  if (i === -1) i = free.length;
+  const before = free[i - 1];
+  if (before !== undefined && before.end === r.floor) free[i - 1] = { floor: before.floor, end: r.end };
+  else free.splice(i, 0, r);
+  if (free.length > POOL_RANGES) free.splice(0, free.length - POOL_RANGES);
+}
+
+/**
+ * A range of `size` ids (whole pages) that no line has used, above `mark` — the high-water mark
+ * of the line that asks, so the line can mint there (ids only rise). From the process's pool when
+ * it holds one that high, else from blocks reserved now: the counter only rises, so a fresh block
+ * is above every id any line of the session has minted.
+ */
+function grant(store: Store, session: SessionId, size: number, mark: number): Range {
+  const free = poolOf(store, session);
+  const lo = roundUp(mark, PAGE_SIZE);
+  const pooled = takeFree(free, size, lo);
+  if (pooled !== undefined) return pooled;
+  const blocks = Math.ceil(size / ID_BLOCK);
+  const first = store.reserve(session, blocks) * ID_BLOCK;
+  if (first < lo)
+    throw new EngineError(
+      "corrupt",
+      `the id counter of session ${session} in ${store.path} is behind the ids its tree holds (block ${first / ID_BLOCK} reserved, ids up to ${mark} in use); the store is damaged: run \`strata verify\``,
+    );
+  addFree(free, { floor: first, end: first + blocks * ID_BLOCK });
+  return takeFree(free, size, lo) as Range;
+}
 
 export class Journal {
   #tree: Tree;
@@ -109,6 +160,7 @@ export class Journal {
   #snapshotError: unknown;
   #snapshotRetry = 0;
   #snapshotBackoff = 1;
+  readonly #lease: number | undefined;
 
   private constructor(
     readonly store: Store,
@@ -130,6 +182,7 @@ export class Journal {
     this.#texts = texts;
     this.#every = options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
     this.#onSnapshotError = options.onSnapshotError ?? warnSnapshot;
+    this.#lease = options.lease;
     this.#snapshots = new SnapshotWriter(store, texts);
   }
 
@@ -160,9 +213,12 @@ export class Journal {
     const { tree, live, snapshotDepth } = materializeVersion(store, b.head, { texts });
     const head = store.eventMeta(b.head) as EventMeta;
     // A pinned branch (just forked or moved) starts a new line at its next append: it reserves ids
-    // then. A line that owns its segment keeps minting in the range that holds its mark: ranges are
-    // whole pages, so the rest of the mark's page is its own (block 0 is the first line's).
-    const end = b.pinned ? undefined : tree.hwm <= ID_BLOCK ? ID_BLOCK : roundUp(tree.hwm, PAGE_SIZE);
+    // then. So does a kept rewound head (origin "rewind"), always: the ids after its mark may have
+    // been handed to the rewound branch's new line (`handOver`). Any other line keeps minting in
+    // the range that holds its mark: ranges are whole pages, so the rest of the mark's page is its
+    // own (block 0 is the first line's).
+    const fresh = b.pinned || b.origin === "rewind";
+    const end = fresh ? undefined : tree.hwm <= ID_BLOCK ? ID_BLOCK : roundUp(tree.hwm, PAGE_SIZE);
     return new Journal(store, session, branch, tree, head, snapshotDepth, texts, options, end, live);
   }
 
@@ -275,7 +331,7 @@ export class Journal {
 
   /** Reserves a range of at least `minted` ids (whole pages); joins it to the spare range when they touch. */
   #reserve(minted: number): void {
-    const r = grant(this.store, this.session, roundUp(Math.max(this.#grow, minted, 1), PAGE_SIZE));
+    const r = grant(this.store, this.session, roundUp(Math.max(this.#grow, minted, 1), PAGE_SIZE), this.#tree.hwm);
     this.#grow = Math.min(this.#grow * 2, ID_BLOCK);
     const s = this.#spare;
     this.#spare = s !== undefined && s.end === r.floor ? { floor: s.floor, end: r.end } : r;
@@ -284,8 +340,9 @@ export class Journal {
   /**
    * After a rewind moved this line's branch to an earlier event, the ids this line owns and has
    * not used go to `next`, the branch's new line (nobody can mint them any more: the old head is
-   * kept as a pinned branch, and a writer still on it gets a head conflict). A retry loop then does
-   * not use up a range per attempt.
+   * kept as a branch of origin "rewind", on which every reopened line starts fresh, and a writer
+   * still on the moved branch gets a head conflict). A retry loop then does not use up a range per
+   * attempt.
    */
   handOver(next: Journal): void {
     if (!next.fresh || next.#spare !== undefined) return;
@@ -314,6 +371,7 @@ export class Journal {
         ts: i.ts,
         data: encodePatch(patches[k] as readonly Op[]),
       })),
+      this.#lease === undefined ? undefined : { lease: this.#lease },
     );
     // Durable: the computed trees become the live state, one event at a time, with a snapshot
     // wherever the chain passes K events since the last one (also inside a group commit, EN-5).

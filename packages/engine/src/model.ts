@@ -41,6 +41,8 @@ export interface ModelRequest {
 /** What a model streams back. Tool calls are numbered by their position in the model's output. */
 export type ModelEvent =
   | { readonly type: "text"; readonly delta: string }
+  /** The model's reasoning (`reasoning_content`, thinking parts): recorded, never sent back (AG-15). */
+  | { readonly type: "reasoning"; readonly delta: string }
   | { readonly type: "tool-call"; readonly index: number; readonly id: string; readonly name: string }
   | { readonly type: "tool-arguments"; readonly index: number; readonly delta: string }
   | { readonly type: "usage"; readonly inputTokens: number; readonly outputTokens: number }

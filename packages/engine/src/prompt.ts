@@ -64,8 +64,85 @@ export function contribute(el: Element, synthetic: SyntheticObservations): ChatM
   return out;
 }
 
+/**
+ * Remembers what each body element contributed, so that projecting the next version of a tree
+ * costs the elements that changed, not the whole history (the loop projects once per turn). An
+ * entry is reused only when everything `contribute` reads is unchanged: the element's tag,
+ * attributes, text and first and last child, and its children's and grandchildren's records — the
+ * very same objects (versions share unchanged records); the contribution is then
+ * the same array of the same messages, which also lets `requestDigest` reuse their hashes. A
+ * cache: projecting with or without one gives equal requests (PR-9).
+ */
+export class ProjectionMemo {
+  #entries = new Map<number, { readonly recs: readonly unknown[]; readonly messages: ChatMessage[] }>();
+  #synthetic: readonly string[] = [];
+
+  /** `contribute(el, synthetic)` for element `id` of `tree`, from the memo when nothing it reads changed. */
+  contribute(tree: Tree, id: number, synthetic: SyntheticObservations, next: Map<number, unknown>): ChatMessage[] {
+    const r = tree.rec(id);
+    if (r === undefined) return [];
+    // The element itself by what it holds (a sibling appended after it changes its record, not its part).
+    const recs: unknown[] = [r.tag, r.attrs, r.text, r.first, r.last];
+    for (let c = r.first; c !== 0; ) {
+      const cr = tree.rec(c);
+      if (cr === undefined) break;
+      recs.push(cr);
+      for (let g = cr.first; g !== 0; ) {
+        const gr = tree.rec(g);
+        if (gr === undefined) break;
+        recs.push(gr);
+        g = gr.next;
+      }
+      c = cr.next;
+    }
+    const hit = this.#entries.get(id);
+    let messages: ChatMessage[];
+    if (hit !== undefined && hit.recs.length === recs.length && hit.recs.every((r, i) => r === recs[i])) messages = hit.messages;
+    else messages = frozen(contribute(tree.get(id) as Element, synthetic));
+    next.set(id, { recs, messages });
+    return messages;
+  }
+
+  #tools: { readonly key: string; readonly tools: ToolSchema[] } | undefined;
+
+  /** The tool schemas of a roster, the same array while the roster (names and hashes) is the same. */
+  tools(roster: RecordedInputs["tools"], build: () => ToolSchema[]): ToolSchema[] {
+    const key = roster.map((t) => `${t.name}\u0000${t.descriptionHash}\u0000${t.schemaHash}`).join("\u0001");
+    if (this.#tools?.key !== key) this.#tools = { key, tools: Object.freeze(build().map((t) => Object.freeze(t))) as ToolSchema[] };
+    return this.#tools.tools;
+  }
+
+  /** Starts a projection: entries of a previous one stay valid only under the same synthetic texts. */
+  begin(synthetic: SyntheticObservations): Map<number, unknown> {
+    const texts = [synthetic.notExecuted, synthetic.envError, synthetic.interrupted, synthetic.missing];
+    if (texts.some((t, i) => t !== this.#synthetic[i])) {
+      this.#entries = new Map();
+      this.#synthetic = texts;
+    }
+    return new Map();
+  }
+
+  /** Ends a projection: only the elements it saw are kept (removed ones are forgotten). */
+  end(next: Map<number, unknown>): void {
+    this.#entries = next as Map<number, { readonly recs: readonly unknown[]; readonly messages: ChatMessage[] }>;
+  }
+}
+
+/** Messages a memo shares between requests cannot be changed by whoever receives one (a model client). */
+function frozen(messages: ChatMessage[]): ChatMessage[] {
+  for (const m of messages) {
+    if (m.role === "assistant" && m.toolCalls !== undefined) {
+      for (const c of m.toolCalls) Object.freeze(c);
+      Object.freeze(m.toolCalls);
+    }
+    Object.freeze(m);
+  }
+  return Object.freeze(messages) as ChatMessage[];
+}
+
 /** The history of a tree: compaction summary (if any), then each visible body element's part. */
-export function projectMessages(tree: Tree, synthetic: SyntheticObservations): ChatMessage[] {
+export function projectMessages(tree: Tree, synthetic: SyntheticObservations, memo?: ProjectionMemo): ChatMessage[] {
+  if (memo !== undefined) return projectWithMemo(tree, synthetic, memo);
   const messages: ChatMessage[] = [];
   const body = bodyOf(tree);
   const compaction = metaOf(tree).children.findLast((c) => c.tag === "compaction");
@@ -82,15 +159,39 @@ export function projectMessages(tree: Tree, synthetic: SyntheticObservations): C
   return messages;
 }
 
-/** The request a model is sent at this tree (PR-7). */
-export function projectRequest(tree: Tree, blob: BlobText, inputs: RecordedInputs = readInputs(tree)): ModelRequest {
+/** The same history as {@link projectMessages}, reading each unchanged element's part from `memo`. */
+function projectWithMemo(tree: Tree, synthetic: SyntheticObservations, memo: ProjectionMemo): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  const body = bodyOf(tree);
+  const compaction = metaOf(tree).children.findLast((c) => c.tag === "compaction");
+  let hidden = compaction === undefined ? undefined : Number(compaction.attrs.through);
+  if (compaction !== undefined && hidden !== undefined && tree.rec(hidden)?.parent === body.id) {
+    const summary = compaction.children.find((c) => c.tag === "summary")?.text ?? "";
+    messages.push({ role: "user", content: `Summary of the conversation so far:\n${summary}` });
+  } else hidden = undefined;
+  const next = memo.begin(synthetic);
+  for (let id = tree.rec(body.id)?.first ?? 0; id !== 0; ) {
+    const r = tree.rec(id);
+    if (r === undefined) break;
+    if (hidden === undefined) for (const m of memo.contribute(tree, id, synthetic, next)) messages.push(m);
+    else if (id === hidden) hidden = undefined;
+    id = r.next;
+  }
+  memo.end(next);
+  return messages;
+}
+
+/** The request a model is sent at this tree (PR-7). A memo (see {@link ProjectionMemo}) only makes it cheaper. */
+export function projectRequest(tree: Tree, blob: BlobText, inputs: RecordedInputs = readInputs(tree), memo?: ProjectionMemo): ModelRequest {
   const context: Record<string, string> = {};
   for (const [path, hash] of inputs.context) context[path] = blob(hash);
-  const tools: ToolSchema[] = inputs.tools.map((t) => ({
-    name: t.name,
-    description: blob(t.descriptionHash),
-    parameters: JSON.parse(blob(t.schemaHash)) as Record<string, unknown>,
-  }));
+  const build = (): ToolSchema[] =>
+    inputs.tools.map((t) => ({
+      name: t.name,
+      description: blob(t.descriptionHash),
+      parameters: JSON.parse(blob(t.schemaHash)) as Record<string, unknown>,
+    }));
+  const tools = memo === undefined ? build() : memo.tools(inputs.tools, build);
   const systemHash = inputs.templates.get("system");
   const system =
     systemHash === undefined
@@ -101,7 +202,7 @@ export function projectRequest(tree: Tree, blob: BlobText, inputs: RecordedInput
         });
   return {
     system,
-    messages: projectMessages(tree, inputs.synthetic),
+    messages: projectMessages(tree, inputs.synthetic, memo),
     tools,
     settings: inputs.model ?? { provider: "", model: "" },
   };

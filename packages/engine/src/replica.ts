@@ -6,7 +6,8 @@
  * Events are folded when the tree is read (`tree`, `view`) or every {@link FOLD_EVERY} ops, as one
  * patch: a replica catching up on many events does not build a tree version per event. An event
  * that does not apply is reported (thrown) at that point, naming it; the replica then stays at the
- * event before it.
+ * event before it. A `gone` or `error` frame ends the stream: the replica keeps its state and
+ * reports the frame as `ended`.
  */
 import { applyPatch, fromSnapshot, type NodeId, type Op, type Tree } from "@strata/dom";
 import type { EventId } from "@strata/store";
@@ -28,6 +29,7 @@ export class Replica {
   #queuedOps = 0;
   readonly #pending = new Map<number, string>();
   #view: Tree | undefined;
+  #ended: Extract<Frame, { type: "gone" | "error" }> | undefined;
 
   /** The durable tree (what the host's log says); throws before the first snapshot frame. */
   get tree(): Tree {
@@ -68,6 +70,7 @@ export class Replica {
         this.#queue = [];
         this.#queuedOps = 0;
         this.#pending.clear();
+        this.#ended = undefined;
         return;
       case "event":
         if (this.#tree === undefined) throw new EngineError("not-found", `event ${frame.id} arrived before a snapshot frame`);
@@ -84,7 +87,19 @@ export class Replica {
         // Chunks were dropped; the subscription resends what is still pending after catching up.
         this.#pending.clear();
         return;
+      case "gone":
+      case "error":
+        // The stream ends here; the replica stays at its last event (`ended` says why).
+        this.#ended = frame;
+        return;
+      default:
+        throw new EngineError("bad-input", `not a frame: ${JSON.stringify(frame satisfies never)}`);
     }
+  }
+
+  /** The `gone` or `error` frame that ended the stream, if one arrived (a later state frame clears it). */
+  get ended(): Extract<Frame, { type: "gone" | "error" }> | undefined {
+    return this.#ended;
   }
 
   /** Folds the queued events: all at once when they apply, else one by one up to the bad one. */

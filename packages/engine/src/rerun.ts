@@ -15,6 +15,7 @@ import { runAgent } from "./agent.ts";
 import { EngineError } from "./errors.ts";
 import { blobText, bodyOf, metaOf } from "./inputs.ts";
 import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
+import { canonicalJson } from "./requests.ts";
 import type { StopReason } from "./runs.ts";
 import type { Session } from "./session.ts";
 import { type Action, type ActionOutcome, type Executor, outcome, type ToolContext, type ToolRegistry } from "./tools/registry.ts";
@@ -69,6 +70,8 @@ interface RecordedCall {
 interface RecordedTurn {
   readonly el: Element;
   readonly text: string;
+  /** What the model streamed as reasoning (AG-15): replayed, never compared. */
+  readonly reasoning: string;
   readonly calls: readonly RecordedCall[];
   readonly usage: readonly [number, number] | undefined;
 }
@@ -94,6 +97,7 @@ function recording(
     turns.push({
       el,
       text: textOf(el, "text"),
+      reasoning: textOf(el, "reasoning"),
       usage: usage === undefined ? undefined : [Number(usage.attrs.input ?? 0), Number(usage.attrs.output ?? 0)],
       calls: el.children
         .filter((c) => c.tag === "call")
@@ -146,12 +150,14 @@ class RecordedModel implements Model {
         yield {
           type: "tool-arguments",
           index: i,
-          delta: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {}),
+          // Iterative: an override is input of any depth.
+          delta: typeof c.arguments === "string" ? c.arguments : canonicalJson(c.arguments ?? {}),
         };
       }
       yield { type: "done", finishReason: (parsed.toolCalls ?? []).length > 0 ? "tool_calls" : "stop" };
       return;
     }
+    if (turn.reasoning !== "") yield { type: "reasoning", delta: turn.reasoning };
     if (turn.text !== "") yield { type: "text", delta: turn.text };
     for (const [i, c] of turn.calls.entries()) {
       yield { type: "tool-call", index: i, id: c.id, name: c.tool };

@@ -25,6 +25,42 @@ export type StopReason =
 /** Stops after which `runAgent` without a new task has nothing to continue. */
 export const FINAL: ReadonlySet<string> = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
+/** What a branch has to continue (AG-17), read from its tree: what `runAgent` without a task does. */
+export type RunState =
+  /**
+   * No user turn on the branch: there is no task to continue (the process that created the session
+   * stopped before recording it, or the branch was forked before it). `runAgent` without a task
+   * refuses (`EngineError` "no-task"); start a run with a task instead.
+   */
+  | { readonly kind: "no-task" }
+  /** The last run stopped for good and nothing is open: a new task is needed (`runAgent` returns that stop). */
+  | { readonly kind: "finished"; readonly stop: StopReason }
+  /**
+   * Something to continue: open calls, a reply cut off, a task not answered yet, or a run that
+   * stopped early (max steps, budget, cancelled, a model or prompt error).
+   */
+  | { readonly kind: "resumable"; readonly lastStop: string | undefined };
+
+/**
+ * Whether the session's branch has a task to continue, and in what state. Costs the current run
+ * plus the walk to the branch's first user turn (the first element of `<body>`, as a rule).
+ */
+export function runState(session: Session): RunState {
+  const tree = session.durableTree;
+  let task = false;
+  for (let id = tree.rec(bodyOf(tree).id)?.first ?? 0; id !== 0 && !task; ) {
+    const r = tree.rec(id);
+    if (r === undefined) break;
+    task = r.tag === "turn" && r.attrs.role === "user";
+    id = r.next;
+  }
+  if (!task) return { kind: "no-task" };
+  const counts = runCounts(session);
+  if (counts.lastIsStop && FINAL.has(counts.lastStop ?? "") && session.live.size === 0)
+    return { kind: "finished", stop: counts.lastStop as StopReason };
+  return { kind: "resumable", lastStop: counts.lastStop };
+}
+
 export interface RunResult {
   readonly stop: StopReason;
   readonly detail?: string;

@@ -39,6 +39,13 @@ export interface CreateOptions extends SessionOptions {
   readonly metadata?: Record<string, unknown>;
   /** The fixed skeleton (default `<session><meta/><body/></session>`). */
   readonly genesis?: NodeSpec;
+  /**
+   * The session's first commits, made in the same store transaction as its genesis event (EN-34):
+   * a crash leaves either no session or the session with everything `init` wrote (an agent run's
+   * inputs and task, see `startRun`). If `init` throws, nothing is stored and `create` throws it.
+   * `init` must be synchronous.
+   */
+  readonly init?: (session: Session) => void;
 }
 
 export interface CommitOptions {
@@ -64,20 +71,50 @@ export class Session implements StreamHost, SubscriptionSource {
     readonly store: Store,
     journal: Journal,
     work: LifecycleWork,
-    private readonly options: SessionOptions,
+    private options: SessionOptions,
   ) {
     this.#journal = journal;
     this.work = work;
   }
 
-  /** Starts a session: writes the genesis event and returns it live on branch "main". */
+  /**
+   * Starts a session: writes the genesis event (and whatever `options.init` commits, atomically
+   * with it) and returns it live on branch "main".
+   */
   static create(store: Store, options: CreateOptions = {}): Session {
-    const { journal } = Journal.create(
-      store,
-      { title: options.title ?? null, metadata: options.metadata ?? {}, skeleton: options.genesis },
-      options,
-    );
-    return new Session(store, journal, NO_WORK, options);
+    const init = options.init;
+    if (init !== undefined && typeof init !== "function")
+      throw new EngineError("bad-input", "Session.create: `init` must be a function that commits the session's first events");
+    const make = (): Session => {
+      const { journal } = Journal.create(
+        store,
+        { title: options.title ?? null, metadata: options.metadata ?? {}, skeleton: options.genesis },
+        options,
+      );
+      return new Session(store, journal, NO_WORK, options);
+    };
+    if (init === undefined) return make();
+    let made: Session | undefined;
+    try {
+      return store.transaction(() => {
+        made = make();
+        const result: unknown = init(made);
+        if (result instanceof Promise)
+          throw new EngineError("bad-input", "Session.create: `init` must be synchronous (it runs inside the store transaction)");
+        return made;
+      });
+    } catch (e) {
+      // Rolled back: the object's tree holds commits the store does not; nobody may use it.
+      if (made !== undefined) made.#discard();
+      throw e;
+    }
+  }
+
+  /** Marks an object whose writes were rolled back as closed, without writing anything. */
+  #discard(): void {
+    this.#closed = true;
+    for (const s of [...this.#streams.values()]) s.abort(new EngineError("not-found", "the session's creation was rolled back"));
+    for (const s of [...this.#subscribers]) s.close();
   }
 
   /**
@@ -302,9 +339,11 @@ export class Session implements StreamHost, SubscriptionSource {
       throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
     const name = options.name ?? this.freeBranchName(`fork-${event}`);
     this.store.fork(this.id, event, name);
-    const journal = Journal.open(this.store, this.id, name, this.options);
+    // The lease fences the branch it was taken on, not the new one.
+    const { lease: _, ...unfenced } = this.options;
+    const journal = Journal.open(this.store, this.id, name, unfenced);
     const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
-    return new Session(this.store, journal, work, this.options);
+    return new Session(this.store, journal, work, unfenced);
   }
 
   /**
@@ -339,6 +378,11 @@ export class Session implements StreamHost, SubscriptionSource {
     for (const s of [...this.#streams.values()])
       s.abort(new EngineError("not-found", `the stream into element ${s.element} ended: the session moved to another line of history`));
     const old = this.#journal;
+    if (branch !== old.branch && this.options.lease !== undefined) {
+      // The lease fences the branch it was taken on: on another branch this object writes unfenced.
+      const { lease: _, ...rest } = this.options;
+      this.options = rest;
+    }
     this.#journal = Journal.open(this.store, this.id, branch, this.options);
     // After a rewind, the ids the abandoned line reserved and did not use serve the new line (EN-17).
     if (rewind) old.handOver(this.#journal);

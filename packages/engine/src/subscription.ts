@@ -5,10 +5,13 @@
  * is never dropped — and on its next read it gets a `lagged` frame and then every missed event
  * read back from the store from its cursor, then the text streams hold that is not durable yet
  * (as `chunk` frames), then live frames again. If the cursor is no longer on the session's line
- * (it moved while the subscriber lagged), the subscriber gets a fresh `reset` frame instead.
+ * (it moved while the subscriber lagged), the subscriber gets a fresh `reset` frame instead. If
+ * the log cannot be read from the cursor (a damaged event), the subscription ends with an
+ * `error` frame.
  */
-import type { NodeId, Op } from "@strata/dom";
-import type { EventId, EventMeta } from "@strata/store";
+import { DomError, type NodeId, type Op } from "@strata/dom";
+import { type EventId, type EventMeta, StoreError } from "@strata/store";
+import { EngineError } from "./errors.ts";
 import type { Frame } from "./sse.ts";
 
 export interface SubscriptionSource {
@@ -143,7 +146,20 @@ export class Subscription implements AsyncIterableIterator<Frame> {
         return Promise.resolve({ value: { type: "lagged", missed }, done: false });
       }
       if (!this.#catchingUp) break;
-      const batch = this.source.eventsAfter(this.#cursor, CATCH_UP_BATCH);
+      let batch: ReturnType<SubscriptionSource["eventsAfter"]>;
+      try {
+        batch = this.source.eventsAfter(this.#cursor, CATCH_UP_BATCH);
+      } catch (e) {
+        // The log cannot be read from the cursor (a damaged event): the last frame says so.
+        const frame: Frame = {
+          type: "error",
+          code: e instanceof EngineError || e instanceof StoreError || e instanceof DomError ? "bad-event" : "internal",
+          message: `the subscription cannot catch up from event ${this.#cursor}: ${(e as Error)?.message ?? String(e)}`,
+          event: null,
+        };
+        this.close();
+        return Promise.resolve({ value: frame, done: false });
+      }
       this.#missed = 0;
       if (batch === undefined) {
         // The cursor's line is no longer the session's: start over from the current state.

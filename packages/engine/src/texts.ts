@@ -78,7 +78,17 @@ function pushPart(parts: readonly Part[], part: Part): Part[] {
 
 /** The parts a stored reference stands for (a concatenation is its list). */
 function partsOf(ref: TextRef): Part[] {
-  return ref[0] === "c" ? [...ref[1]] : [ref];
+  if (ref[0] !== "c") return [ref];
+  // Flat, whatever a page held: a concatenation inside a concatenation (which strata never writes)
+  // is spliced in, iteratively, so a stored list never nests deeper than its parts.
+  const out: Part[] = [];
+  const stack: (TextRef | string)[] = [...ref[1]].reverse();
+  while (stack.length > 0) {
+    const p = stack.pop() as TextRef | string;
+    if (Array.isArray(p) && p[0] === "c" && Array.isArray(p[1])) for (let i = p[1].length - 1; i >= 0; i--) stack.push(p[1][i] as TextRef);
+    else out.push(p);
+  }
+  return out;
 }
 
 export class TextIndex {
@@ -233,7 +243,18 @@ function storedPart(p: Part, store: Store): TextRef | string {
   return o.stored;
 }
 
-/** Reads texts back from their references, fetching events and blobs in batches. */
+/** Levels a stored group may have: enough for 64^40 parts; a deeper claim is damage. */
+const MAX_LEVEL = 40;
+/** References one text may expand to (a damaged or hostile store could make a small list expand forever). */
+const MAX_PARTS = 1 << 24;
+/** Characters one text may have (V8 cannot hold a longer string). */
+const MAX_CHARS = (1 << 29) - 24;
+
+/**
+ * Reads texts back from their references, fetching events and blobs in batches. References are
+ * walked with an explicit stack, never recursion (a stored reference is data from disk or from a
+ * bundle, of any depth); a group may only hold parts of a lower level, so a walk always ends.
+ */
 export class TextResolver {
   readonly #ops = new Map<number, unknown[]>();
   readonly #blobs = new Map<string, string>();
@@ -251,21 +272,23 @@ export class TextResolver {
     if (this.#blobs.size > 1024) this.#blobs.clear();
     if (this.#groups.size > 4096) this.#groups.clear();
     let pending: readonly unknown[] = values;
-    for (let round = 0; pending.length > 0 && round < 64; round++) {
+    for (let round = 0; pending.length > 0 && round <= MAX_LEVEL; round++) {
       const events = new Set<number>();
       const blobs = new Set<string>();
       const groups = new Set<string>();
-      const visit = (v: unknown): void => {
-        if (!Array.isArray(v)) return;
+      const stack: unknown[] = [...pending];
+      // Bounded like `text`: a hostile list of known groups cannot make this walk endless.
+      for (let visited = 0; stack.length > 0 && visited < MAX_PARTS; visited++) {
+        const v = stack.pop();
+        if (!Array.isArray(v)) continue;
         if (v[0] === "e" && typeof v[1] === "number" && !this.#ops.has(v[1])) events.add(v[1]);
         else if (v[0] === "b" && typeof v[1] === "string" && !this.#blobs.has(v[1])) blobs.add(v[1]);
         else if (v[0] === "r" && typeof v[1] === "string") {
           const known = this.#groups.get(v[1]);
           if (known === undefined) groups.add(v[1]);
-          else visit(known);
-        } else if (v[0] === "c" && Array.isArray(v[1])) for (const p of v[1]) visit(p);
-      };
-      for (const v of pending) visit(v);
+          else stack.push(known);
+        } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
+      }
       if (events.size > 0)
         for (const e of this.store.events([...events] as EventId[])) {
           let ops: unknown;
@@ -291,45 +314,80 @@ export class TextResolver {
     }
   }
 
-  /** The text `value` stands for (a string is itself). Throws `bad-snapshot` for a dangling reference. */
+  /** The text `value` stands for (a string is itself). Throws `bad-snapshot` for a dangling or malformed reference. */
   text(value: unknown): string {
     if (typeof value === "string") return value;
-    if (!Array.isArray(value)) throw bad(value);
-    if (value[0] === "c" && Array.isArray(value[1])) return (value[1] as unknown[]).map((p) => this.text(p)).join("");
-    if (value[0] === "r" && typeof value[1] === "string" && Number.isInteger(value[2]) && value.length === 3) {
-      let list = this.#groups.get(value[1]);
-      if (list === undefined) {
-        const b = this.store.getBlob(value[1]);
-        if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing text group ${value[1]}`);
-        list = parseGroup(b.toString("utf8"), value[1]);
-        this.#groups.set(value[1], list);
-      }
-      return this.text(list);
+    const out: string[] = [];
+    let chars = 0;
+    // [reference, the highest group level it may hold]: a group's parts are of lower levels.
+    const stack: [unknown, number][] = [[value, MAX_LEVEL]];
+    for (let parts = 0; stack.length > 0; parts++) {
+      if (parts >= MAX_PARTS)
+        throw new EngineError("bad-snapshot", `a snapshot page refers to a text of more than ${MAX_PARTS} parts: the store is damaged`);
+      const [v, level] = stack.pop() as [unknown, number];
+      let piece: string;
+      if (typeof v === "string") piece = v;
+      else if (!Array.isArray(v)) throw bad(v);
+      else if (v[0] === "c" && Array.isArray(v[1]) && v.length === 2) {
+        const list = v[1] as unknown[];
+        for (let i = list.length - 1; i >= 0; i--) stack.push([list[i], level]);
+        continue;
+      } else if (v[0] === "r" && typeof v[1] === "string" && Number.isInteger(v[2]) && v.length === 3) {
+        const at = v[2] as number;
+        if (at < 1 || at > level)
+          throw new EngineError("bad-snapshot", `a snapshot page refers to text group ${v[1]} at level ${at}, which cannot be there`);
+        stack.push([this.#group(v[1]), at - 1]);
+        continue;
+      } else if (v[0] === "b" && typeof v[1] === "string" && v.length === 2) piece = this.#blob(v[1]);
+      else if (v[0] === "e" && v.length === 4) piece = this.#eventText(v as unknown[]);
+      else throw bad(v);
+      chars += piece.length;
+      if (chars > MAX_CHARS)
+        throw new EngineError(
+          "bad-snapshot",
+          `a snapshot page refers to a text of more than ${MAX_CHARS} characters: the store is damaged`,
+        );
+      out.push(piece);
     }
-    if (value[0] === "b" && typeof value[1] === "string") {
-      let t = this.#blobs.get(value[1]);
-      if (t === undefined) {
-        const b = this.store.getBlob(value[1]);
-        if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing blob ${value[1]}`);
-        t = b.toString("utf8");
-        this.#blobs.set(value[1], t);
-      }
-      return t;
+    return out.length === 1 ? (out[0] as string) : out.join("");
+  }
+
+  /** The list a group reference stands for (`["c", parts]`). */
+  #group(hash: string): unknown {
+    let list = this.#groups.get(hash);
+    if (list === undefined) {
+      const b = this.store.getBlob(hash);
+      if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing text group ${hash}`);
+      list = parseGroup(b.toString("utf8"), hash);
+      this.#groups.set(hash, list);
     }
-    if (value[0] === "e" && value.length === 4) {
-      const [, event, k, node] = value as [string, number, number, number];
-      if (!this.#ops.has(event)) this.prefetch([value]);
-      const op = this.#ops.get(event)?.[k];
-      if (!Array.isArray(op))
-        throw new EngineError("bad-snapshot", `a snapshot page refers to op ${k} of event ${event}, which does not exist`);
-      if (node === -1 && typeof op[2] === "string") return op[2];
-      if (op[0] === "ins") {
-        const found = nthNode(op[3], node);
-        if (found !== undefined) return found;
-      }
-      throw new EngineError("bad-snapshot", `a snapshot page refers to node ${node} of op ${k} of event ${event}, which holds no text`);
+    return list;
+  }
+
+  #blob(hash: string): string {
+    let t = this.#blobs.get(hash);
+    if (t === undefined) {
+      const b = this.store.getBlob(hash);
+      if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing blob ${hash}`);
+      t = b.toString("utf8");
+      this.#blobs.set(hash, t);
     }
-    throw bad(value);
+    return t;
+  }
+
+  /** The text an `["e", event, op, node]` reference points at. */
+  #eventText(value: unknown[]): string {
+    const [, event, k, node] = value as [string, number, number, number];
+    if (!this.#ops.has(event)) this.prefetch([value]);
+    const op = this.#ops.get(event)?.[k];
+    if (!Array.isArray(op))
+      throw new EngineError("bad-snapshot", `a snapshot page refers to op ${k} of event ${event}, which does not exist`);
+    if (node === -1 && typeof op[2] === "string") return op[2];
+    if (op[0] === "ins") {
+      const found = nthNode(op[3], node);
+      if (found !== undefined) return found;
+    }
+    throw new EngineError("bad-snapshot", `a snapshot page refers to node ${node} of op ${k} of event ${event}, which holds no text`);
   }
 }
 
@@ -346,7 +404,14 @@ function parseGroup(json: string, hash: string): unknown {
 }
 
 function bad(v: unknown): EngineError {
-  return new EngineError("bad-snapshot", `a snapshot page holds a text reference it cannot read: ${JSON.stringify(v)?.slice(0, 80)}`);
+  return new EngineError("bad-snapshot", `a snapshot page holds a text reference it cannot read: ${shallow(v)}`);
+}
+
+/** A reference shown one level deep (it may nest any depth: JSON.stringify would recurse). */
+function shallow(v: unknown): string {
+  if (!Array.isArray(v)) return (JSON.stringify(v) ?? String(v)).slice(0, 80);
+  const items = v.slice(0, 4).map((x) => (Array.isArray(x) ? `[…${x.length}]` : (JSON.stringify(x) ?? String(x)).slice(0, 40)));
+  return `[${items.join(",")}${v.length > 4 ? ",…" : ""}]`;
 }
 
 /** The text of the `n`-th node of a spec in pre-order. */

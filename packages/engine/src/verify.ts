@@ -4,10 +4,13 @@
  * previous snapshot on the chain (itself verified, since snapshots are checked in event order) or
  * from genesis, and only pages whose addresses differ are compared record by record. A snapshot's
  * lifecycle set (its header's `live`, what a resume spawns from) must equal the replay's too.
- * Problems are reported, never thrown.
+ * Every blob the session refers to (EN-33) must be in the file: those inserted by any event, and
+ * those named by every branch head's tree. Problems are reported, never thrown. Everything runs inside the one read transaction of
+ * `verifyStore`, so the hooks see the same state as the store's own checks.
  */
 import { encodePage, LazyPage, type Page } from "@strata/dom";
-import type { SessionId, SnapshotRecord, Store, VerifyFinding, VerifyHooks, VerifyReport } from "@strata/store";
+import type { EventMeta, SessionId, SnapshotRecord, Store, VerifyFinding, VerifyHooks, VerifyReport } from "@strata/store";
+import { specHashes, treeBlobRefs } from "./blob-refs.ts";
 import { decodeEvent } from "./events.ts";
 import { scanLifecycle } from "./lifecycle.ts";
 import { materializeVersion } from "./materialize.ts";
@@ -29,8 +32,14 @@ export function verifyHooks(store: Store, progress?: (done: number, total: numbe
   return {
     checkEvent: (event) =>
       check(() => {
-        decodeEvent(event);
-        return undefined;
+        const decoded = decodeEvent(event);
+        if (decoded.kind !== "patch") return undefined;
+        const missing: string[] = [];
+        for (const op of decoded.ops)
+          if (op[0] === "ins") specHashes(op[3], (hash, ref) => void (ref && !store.hasBlob(hash) && missing.push(hash)));
+        return missing.length === 0
+          ? undefined
+          : `it inserts elements that refer to blob${missing.length > 1 ? "s" : ""} ${missing.map((h) => h.slice(0, 12)).join(", ")}, which the file does not hold`;
       }),
     checkSnapshot: (snapshot) => {
       let differs = false;
@@ -49,8 +58,59 @@ export function verifyHooks(store: Store, progress?: (done: number, total: numbe
   };
 }
 
-/** `store.verify` with the engine's checks. */
+/**
+ * `store.verify` with the engine's checks, all in one read transaction (ST-17): the store's walk,
+ * every replay the hooks run and the fallback payload pass read one committed state, so a writer
+ * committing meanwhile never shows up as a snapshot that "does not match its chain".
+ */
 export function verifyStore(store: Store, session?: SessionId, progress?: (done: number, total: number) => void): VerifyReport {
+  return store.readTransaction(() => verifyConsistent(store, session, progress));
+}
+
+function verifyConsistent(store: Store, session: SessionId | undefined, progress?: (done: number, total: number) => void): VerifyReport {
+  const report = verifyWithHooks(store, session, progress);
+  const missing = missingHeadBlobs(store, session);
+  return missing.length === 0 ? report : { ...report, ok: false, findings: [...report.findings, ...missing] };
+}
+
+/**
+ * Blobs named by a branch head's tree (EN-33) that the file does not hold: what `prompt`, a
+ * resume or an export of that branch would fail on. A head the store cannot materialize is
+ * skipped here (the chain checks report it).
+ */
+function missingHeadBlobs(store: Store, only: SessionId | undefined): VerifyFinding[] {
+  const out: VerifyFinding[] = [];
+  const reported = new Set<string>();
+  for (const s of only === undefined ? store.listSessions() : [{ id: only }]) {
+    let branches: ReturnType<Store["branches"]>;
+    try {
+      branches = store.branches(s.id);
+    } catch {
+      continue;
+    }
+    for (const b of branches) {
+      let refs: Set<string>;
+      try {
+        refs = treeBlobRefs(materializeVersion(store, b.head).tree);
+      } catch {
+        continue;
+      }
+      for (const hash of refs)
+        if (!store.hasBlob(hash) && !reported.has(`${s.id}:${hash}`)) {
+          reported.add(`${s.id}:${hash}`);
+          out.push({
+            code: "missing-blob",
+            session: s.id,
+            event: b.head,
+            message: `branch "${b.name}" refers to blob ${hash} (in its tree at its head), which the file does not hold`,
+          });
+        }
+    }
+  }
+  return out;
+}
+
+function verifyWithHooks(store: Store, session: SessionId | undefined, progress?: (done: number, total: number) => void): VerifyReport {
   const hooks = verifyHooks(store, progress);
   try {
     return store.verify(session, hooks);
@@ -69,13 +129,23 @@ export function verifyStore(store: Store, session?: SessionId, progress?: (done:
   }
 }
 
-/** Payload checks event by event over every branch's chain, reading each payload on its own. */
+/**
+ * Payload checks event by event over every branch's chain, reading each payload on its own. A
+ * branch or chain the store cannot read is skipped here: the store's own checks report it.
+ */
 function checkPayloads(store: Store, only: SessionId | undefined): VerifyFinding[] {
   const out: VerifyFinding[] = [];
   const seen = new Set<number>();
+  const chains = (id: SessionId): EventMeta[][] => {
+    try {
+      return store.branches(id).map((b) => store.chainMeta(b.head));
+    } catch {
+      return [];
+    }
+  };
   for (const s of only === undefined ? store.listSessions() : [{ id: only }])
-    for (const b of store.branches(s.id))
-      for (const m of store.chainMeta(b.head)) {
+    for (const chain of chains(s.id))
+      for (const m of chain) {
         if (seen.has(m.id)) continue;
         seen.add(m.id);
         let problem: string | undefined;
@@ -86,7 +156,13 @@ function checkPayloads(store: Store, only: SessionId | undefined): VerifyFinding
         } catch (err) {
           problem = (err as Error)?.message ?? String(err);
         }
-        if (problem !== undefined) out.push({ code: "bad-event", session: s.id, event: m.id, message: `event ${m.id}: ${problem}` });
+        if (problem !== undefined)
+          out.push({
+            code: "bad-event",
+            session: s.id,
+            event: m.id,
+            message: problem.startsWith(`event ${m.id}:`) ? problem : `event ${m.id}: ${problem}`,
+          });
       }
   return out;
 }

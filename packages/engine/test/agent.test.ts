@@ -430,7 +430,7 @@ describe("AG-11 … AG-13 reconciliation on resume (same file, the first process
   });
 });
 
-describe("AG-15 review fixes", () => {
+describe("AG-3, AG-8, AG-9 review fixes", () => {
   it("a completing call settles the calls after it as not executed; nothing reopens after the stop", async () => {
     const { root, registry } = workspace();
     const s = Session.create(openStore(":memory:"));

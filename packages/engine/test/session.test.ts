@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type NodeId, nodeId, type Op, toSnapshot, toXml } from "@strata/dom";
+import { LazyPage, type NodeId, nodeId, type Op, toSnapshot, toXml } from "@strata/dom";
 import { type EventId, HeadConflict, openStore, type Store } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { decodeSse, encodeSse, type Frame, ID_BLOCK, materialize, Replica, replayVerify, Session, verifyStore } from "../src/index.ts";
@@ -188,6 +188,56 @@ describe("L5/L7 rewind, fork, resume", () => {
     expect(job?.before.id).not.toBe(job?.after.id); // a different element, the same job
     expect(w2.terminate).toEqual([]);
     expect(w2.spawn).toEqual([]);
+  });
+
+  it("L7 holds with lifecycle sets restored from snapshot headers (reopened from disk past the snapshot cadence)", () => {
+    const { store, path } = fileStore();
+    const every = 4;
+    const s = Session.create(store, { snapshotEvery: every });
+    // Fillers in pages of their own, so that a scan of the tree would have to load them.
+    for (let k = 0; k < 3; k++)
+      s.commit((d) => {
+        const f = d.appendChild(n(3), { tag: "filler" });
+        for (let i = 0; i < 300; i++) d.appendChild(f, { tag: "x", text: `filler ${k}.${i}` });
+      });
+    const t = turn(s, "go");
+    s.commit((d) => {
+      d.appendChild(t, { tag: "call", attrs: { id: "call_0", key: "k1", tool: "read", status: "running" } });
+      d.appendChild(t, { tag: "call", attrs: { id: "call_0", key: "k2", tool: "run", status: "running" } });
+      const jobs = d.appendChild(n(2), { tag: "jobs" });
+      d.appendChild(jobs, { tag: "job", attrs: { id: "dev-server", status: "running" } });
+    });
+    // Up to the next snapshot: the version with all three open is stored (in its header).
+    while (store.nearestSnapshot(s.head.id)?.event !== s.head.id) s.commit((d) => void d.set(t, "n", String(s.head.depth)));
+    const allOpen = s.head.id;
+    const k1 = s.selectOne("call[key=k1]") as { id: NodeId };
+    s.commit([["set", k1.id, "status", "executed"]]);
+    while (store.nearestSnapshot(s.head.id)?.event !== s.head.id) s.commit((d) => void d.set(t, "n", String(s.head.depth)));
+    const header = JSON.parse(store.nearestSnapshot(s.head.id)?.header ?? "{}") as { live?: number[] };
+    expect(header.live?.length).toBe(2);
+
+    // Resume: the head comes from its snapshot; its lifecycle set from the header, not a scan.
+    const reopened = Session.open(openStore(path), s.id, { snapshotEvery: every });
+    expect(reopened.work.spawn.map((e) => e.key).sort()).toEqual(["call:key=k2", "job:id=dev-server"]);
+    expect(reopened.work.terminate).toEqual([]);
+    const unloaded = [...reopened.session.durableTree.slotEntries()].filter(([, p]) => p instanceof LazyPage && !p.loaded);
+    expect(unloaded.length).toBeGreaterThanOrEqual(2); // a scan would have loaded every page
+    expect([...reopened.session.live].sort()).toEqual([...s.live].sort());
+
+    // Rewind (on the reopened session) to the stored version where all three were open.
+    expect(store.nearestSnapshot(allOpen)?.event).toBe(allOpen);
+    const back = reopened.session.rewind(allOpen);
+    expect(back.spawn.map((e) => e.key)).toEqual(["call:key=k1"]);
+    expect(back.retained.map((r) => r.key).sort()).toEqual(["call:key=k2", "job:id=dev-server"]);
+    expect(back.terminate).toEqual([]);
+    // And a fork of the old head (kept by the rewind) from a third handle on the kept branch: both
+    // sides' sets come from headers.
+    const kept = store.branches(s.id).find((b) => b.origin === "rewind")?.name;
+    const third = Session.open(openStore(path), s.id, { branch: kept, snapshotEvery: every }).session;
+    const fork = third.fork(s.head.id, { name: "same" });
+    expect(fork.work.retained.map((r) => r.key).sort()).toEqual(["call:key=k2", "job:id=dev-server"]);
+    expect(fork.work.spawn).toEqual([]);
+    expect(fork.work.terminate).toEqual([]);
   });
 
   it("resume is the same operation from an empty tree", () => {

@@ -155,6 +155,8 @@ describe("TP-19/20 errors", () => {
     fails("{{ selectOne('item') }}", /cannot print element <item>; use text\(el\)/);
     fails("{{ 1 < 'a' }}", /cannot compare a number with a string/);
     fails("{{ x | nosuch }}", /unknown filter "nosuch"/);
+    // A bad character in a for header is a syntax error too (it escaped as a bare error).
+    expect(fails("{% for x in {y %}", /unexpected character "\{"/, [1, 13]).code).toBe("syntax");
   });
 
   it("undefined is falsy in conditions", () => {
@@ -235,8 +237,20 @@ describe("TP-21 purity", () => {
       "attr",
       "parent",
       "tag",
+      // TP-23: pieces that build large values (doubling, nesting, wide ranges, growing filters)
+      "{% set x = x ~ x %}",
+      "{% set x = x + x %}",
+      "{% set x = [x, x] %}",
+      "{% set x = 'ßßßßßßßß' %}",
+      "{% set x = [1,2,3,4,5,6,7,8] %}",
+      "range(100000)",
+      "indent(99999999)",
+      "upper",
+      "escape_xml",
+      "json(indent=10)",
+      "select('*')",
     ];
-    const template = fc.array(fc.constantFrom(...pieces), { maxLength: 30 }).map((p) => p.join(""));
+    const template = fc.array(fc.constantFrom(...pieces), { maxLength: 60 }).map((p) => p.join(""));
     const trees = fc.constantFrom(tree, parseXml("<r/>"), parseXml("<session><meta/><body><item status='x'>a</item></body></session>"));
     fc.assert(
       fc.property(template, trees, (src, t) => {
@@ -245,6 +259,7 @@ describe("TP-21 purity", () => {
           expect(typeof out).toBe("string");
         } catch (e) {
           if (!(e instanceof TemplateError)) throw e;
+          expect(e.message).not.toMatch(/engine bound/); // every bound is checked before V8's own
         }
       }),
       { numRuns: Number(process.env.STRATA_FC_RUNS ?? 3000) },

@@ -1,5 +1,17 @@
 /** TL-1 … TL-16: the tool registry with the seed's semantics, the executor's outcome table, built-in tools. */
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { openStore } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,6 +27,7 @@ import {
   type ToolSpec,
   workspaceTools,
 } from "../src/index.ts";
+import { confine, readConfined } from "../src/tools/workspace.ts";
 import { cleanup, tempDir } from "./agent-kit.ts";
 
 afterEach(cleanup);
@@ -257,5 +270,211 @@ describe("TL-17 built-in tool edges", () => {
     const bg = await ex.execute(call("run", { command: "(sleep 3 &) ; echo started" }), signal);
     expect(Date.now() - t0).toBeLessThan(2_000);
     expect(bg.observation).toMatch(/^exit code 0\nstarted/);
+  });
+});
+
+describe("TL-18 the run tool's processes", () => {
+  const signal = new AbortController().signal;
+  /** Live processes whose process group is `group` (Linux /proc). */
+  const members = (group: number): number[] =>
+    readdirSync("/proc")
+      .filter((n) => /^\d+$/.test(n))
+      .filter((n) => {
+        try {
+          const stat = readFileSync(`/proc/${n}/stat`, "utf8");
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+          return Number(fields[2]) === group && fields[0] !== "Z";
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  const groupFile = "echo $(cut -d' ' -f5 /proc/$$/stat) > group;";
+  const groupIn = (root: string): number => Number(readFileSync(join(root, "group"), "utf8"));
+  const settled = async (group: number): Promise<number[]> => {
+    for (let i = 0; i < 100 && members(group).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    return members(group);
+  };
+  const setup = () => {
+    const root = tempDir("strata-run-");
+    return { root, ex: new ToolRegistry(workspaceTools({ root, runTimeoutMs: 10_000 })).executor() };
+  };
+
+  it("TL-18 a normal exit leaves nothing of the group behind (the watcher is released)", async () => {
+    const { root, ex } = setup();
+    const out = await ex.execute(call("run", { command: `${groupFile} echo hi` }), signal);
+    expect(out.observation).toBe("exit code 0\nhi\n");
+    expect(await settled(groupIn(root))).toEqual([]);
+  });
+
+  it("TL-18 a time limit kills the whole group, background children included", async () => {
+    const { root, ex } = setup();
+    const out = await ex.execute(call("run", { command: `${groupFile} (sleep 30; touch late) & sleep 30`, timeout_ms: 300 }), signal);
+    expect(out.observation).toMatch(/^killed after 300 ms \(time limit\)/);
+    expect(await settled(groupIn(root))).toEqual([]);
+  });
+
+  it("TL-18 an abort kills the whole group and rejects", async () => {
+    const { root, ex } = setup();
+    const ctl = new AbortController();
+    const running = ex.execute(call("run", { command: `${groupFile} (sleep 30 &); sleep 30` }), ctl.signal);
+    for (let i = 0; i < 200 && !existsSync(join(root, "group")); i++) await new Promise((r) => setTimeout(r, 10));
+    ctl.abort();
+    await expect(running).rejects.toThrow();
+    expect(await settled(groupIn(root))).toEqual([]);
+  });
+
+  it("TL-18 background processes holding the output are killed after the drain; ones with their own output outlive the call", async () => {
+    const { root, ex } = setup();
+    const held = await ex.execute(call("run", { command: `${groupFile} (sleep 30 &) ; echo started` }), signal);
+    expect(held.observation).toBe("exit code 0\nstarted\n");
+    expect(await settled(groupIn(root))).toEqual([]);
+    const own = await ex.execute(call("run", { command: `${groupFile} sleep 30 >/dev/null 2>&1 & echo $! > daemon` }), signal);
+    expect(own.observation).toBe("exit code 0\n");
+    const daemon = Number(readFileSync(join(root, "daemon"), "utf8"));
+    try {
+      // The daemon, and no watcher (released when the call ended; it exits a moment later).
+      for (let i = 0; i < 100 && members(groupIn(root)).length > 1; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(members(groupIn(root))).toEqual([daemon]);
+    } finally {
+      process.kill(daemon, "SIGKILL");
+    }
+  });
+
+  it("TL-18 the command cannot see the lifeline; stdin is empty; a signal death is named", async () => {
+    const { ex } = setup();
+    expect(
+      (await ex.execute(call("run", { command: "cat 2>/dev/null <&3 || echo no-lifeline; cat; echo read-stdin" }), signal)).observation,
+    ).toBe("exit code 0\nno-lifeline\nread-stdin\n");
+    expect((await ex.execute(call("run", { command: "kill -9 $$" }), signal)).observation).toBe("exit code 137 (killed by SIGKILL)\n");
+    expect((await ex.execute(call("run", { command: "-n" }), signal)).observation).toMatch(/^exit code 127\n.*-n: not found/s);
+  });
+
+  it("TL-14 a character split across two reads of the pipe arrives whole", async () => {
+    const { ex } = setup();
+    const chunks: string[] = [];
+    const out = await ex.execute(call("run", { command: "printf '\\342\\202'; sleep 0.2; printf '\\254\\n'" }), signal, {
+      output: (c) => chunks.push(c),
+    });
+    expect(out.observation).toBe("exit code 0\n€\n");
+    expect(chunks.join("")).toBe("€\n");
+  });
+
+  it("TL-14 the kept head and tail are bounded in bytes, cut at character boundaries", async () => {
+    const root = tempDir("strata-run-");
+    const ex = new ToolRegistry(workspaceTools({ root, maxCaptureBytes: 100 })).executor();
+    const out = await ex.execute(call("run", { command: "i=0; while [ $i -lt 200 ]; do printf '€'; i=$((i+1)); done" }), signal);
+    const [head, tail] = out.observation.replace(/^exit code 0\n/, "").split(/\n\[… \d+ bytes of output not kept …\]\n/);
+    expect(Buffer.byteLength(head as string)).toBeLessThanOrEqual(50);
+    expect(Buffer.byteLength(tail as string)).toBeLessThanOrEqual(50);
+    expect(`${head}${tail}`).toMatch(/^€+$/);
+    expect(out.observation).toMatch(/\[… 504 bytes of output not kept …\]/);
+  });
+});
+
+describe("TL-19 confinement edges of the file tools", () => {
+  const signal = new AbortController().signal;
+  function setup(options: Partial<Parameters<typeof workspaceTools>[0]> = {}) {
+    const root = tempDir("strata-ws-");
+    const outside = tempDir("strata-out-");
+    writeFileSync(join(outside, "victim.txt"), "original");
+    return { root, outside, ex: new ToolRegistry(workspaceTools({ root, ...options })).executor() };
+  }
+
+  it("TL-19 read_file and edit_file refuse a FIFO at once instead of blocking forever", { timeout: 10_000 }, async () => {
+    const { root, ex } = setup();
+    execFileSync("mkfifo", [join(root, "pipe")]);
+    expect((await ex.execute(call("read_file", { path: "pipe" }), signal)).observation).toBe(
+      "WorkspaceError: pipe is a named pipe (FIFO); only regular files are read",
+    );
+    expect((await ex.execute(call("edit_file", { path: "pipe", old: "a", new: "b" }), signal)).observation).toMatch(/named pipe/);
+  });
+
+  it("TL-19 a link planted at a temporary file's name is never written through", async () => {
+    const { root, outside, ex } = setup();
+    writeFileSync(join(root, "a.txt"), "mine");
+    // The name the old writer used for its temporary file, planted as a link out of the workspace.
+    symlinkSync(join(outside, "victim.txt"), join(root, `a.txt.strata-${process.pid}.tmp`));
+    expect((await ex.execute(call("write_file", { path: "a.txt", content: "new" }), signal)).observation).toBe("wrote 3 bytes to a.txt");
+    expect(readFileSync(join(outside, "victim.txt"), "utf8")).toBe("original");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("new");
+  });
+
+  it("TL-19 writes replace a hard link instead of writing through it", async () => {
+    const { root, outside, ex } = setup();
+    linkSync(join(outside, "victim.txt"), join(root, "hard.txt"));
+    await ex.execute(call("write_file", { path: "hard.txt", content: "replaced" }), signal);
+    await ex.execute(call("edit_file", { path: "hard.txt", old: "replaced", new: "edited" }), signal);
+    expect(readFileSync(join(root, "hard.txt"), "utf8")).toBe("edited");
+    expect(readFileSync(join(outside, "victim.txt"), "utf8")).toBe("original");
+  });
+
+  it("TL-19 a dangling or looping link, and a file used as a directory, are clear errors", async () => {
+    const { root, ex } = setup();
+    symlinkSync(join(root, "missing-target"), join(root, "dangling"));
+    symlinkSync(join(root, "loop"), join(root, "loop"));
+    writeFileSync(join(root, "f.txt"), "x");
+    expect((await ex.execute(call("write_file", { path: "dangling", content: "x" }), signal)).observation).toMatch(
+      /^WorkspaceError: "dangling" goes through a symbolic link that leads nowhere or loops$/,
+    );
+    expect((await ex.execute(call("read_file", { path: "loop/x" }), signal)).observation).toMatch(/leads nowhere or loops/);
+    expect((await ex.execute(call("write_file", { path: "f.txt/inner", content: "x" }), signal)).observation).toMatch(
+      /^WorkspaceError: f\.txt\/inner has a part that is a file, not a directory$/,
+    );
+  });
+
+  it("TL-19 what is opened is checked again: a link or a parent swapped in after the check is refused", async () => {
+    const { root, outside } = setup();
+    mkdirSync(join(root, "d"));
+    writeFileSync(join(root, "d", "victim.txt"), "inside");
+    writeFileSync(join(root, "f.txt"), "inside");
+    const file = await confine(root, "f.txt");
+    rmSync(join(root, "f.txt"));
+    symlinkSync(join(outside, "victim.txt"), join(root, "f.txt"));
+    await expect(readConfined(root, file, "f.txt", 100)).rejects.toThrow(/changed while it was being opened|symbolic link/);
+    const nested = await confine(root, "d/victim.txt");
+    renameSync(join(root, "d"), join(root, "d-old"));
+    symlinkSync(outside, join(root, "d"));
+    await expect(readConfined(root, nested, "d/victim.txt", 100)).rejects.toThrow(/now leads outside the workspace/);
+  });
+
+  it("TL-19 a workspace root that is gone is named, for the file tools and for run", async () => {
+    const gone = join(tempDir("strata-gone-"), "missing");
+    const ex = new ToolRegistry(workspaceTools({ root: gone })).executor();
+    for (const [tool, args] of [
+      ["read_file", { path: "a" }],
+      ["run", { command: "true" }],
+    ] as const)
+      expect((await ex.execute(call(tool, args), signal)).observation).toBe(
+        `WorkspaceError: the workspace ${gone} cannot be used (ENOENT)`,
+      );
+  });
+
+  it("TL-19 list_dir is bounded in what it reads and shows; one entry is one line", async () => {
+    const { root, ex } = setup({ maxListEntries: 5, maxScanEntries: 50 });
+    for (let i = 0; i < 30; i++) writeFileSync(join(root, `f${String(i).padStart(2, "0")}`), "");
+    writeFileSync(join(root, "a\nb"), "");
+    const listed = (await ex.execute(call("list_dir", {}), signal)).observation.split("\n");
+    expect(listed).toEqual(['"a\\nb"', "f00", "f01", "f02", "f03", "[… 26 more entries]"]);
+    for (let i = 30; i < 60; i++) writeFileSync(join(root, `f${i}`), "");
+    expect((await ex.execute(call("list_dir", {}), signal)).observation).toMatch(
+      /\n\[… the directory has more than 50 entries; these are the first 5 by name of 50 read\]$/,
+    );
+  });
+
+  it("TL-19 edit_file refuses files too large to edit, text that is not UTF-8, and results past the limit", async () => {
+    const { root, ex } = setup({ maxEditBytes: 1000 });
+    writeFileSync(join(root, "big.txt"), "x".repeat(2000));
+    writeFileSync(join(root, "bin.dat"), Buffer.from([0x61, 0xff, 0xfe, 0x62]));
+    writeFileSync(join(root, "a.txt"), "a".repeat(100));
+    expect((await ex.execute(call("edit_file", { path: "big.txt", old: "x", new: "y", all: true }), signal)).observation).toMatch(
+      /big\.txt has 2000 bytes, more than edit_file handles \(1000\)/,
+    );
+    expect((await ex.execute(call("edit_file", { path: "bin.dat", old: "a", new: "c" }), signal)).observation).toMatch(/is not UTF-8 text/);
+    expect((await ex.execute(call("edit_file", { path: "a.txt", old: "a", new: "bbbbbbbbbbbb", all: true }), signal)).observation).toMatch(
+      /would have about 1200 characters, more than edit_file writes \(1000\)/,
+    );
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a".repeat(100));
+    expect(readFileSync(join(root, "bin.dat"))).toEqual(Buffer.from([0x61, 0xff, 0xfe, 0x62]));
   });
 });

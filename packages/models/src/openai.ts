@@ -1,129 +1,53 @@
 /**
  * A streaming chat-completions client for OpenAI and compatible servers (llama.cpp, vLLM, Ollama …)
- * (MO-7 … MO-14). It maps the provider-neutral `ModelRequest` to the wire format, streams text and
- * tool-call argument deltas as `ModelEvent`s, and turns every failure into a `ModelError`: HTTP
- * 429/5xx and network failures are retried with bounded exponential backoff *only before the first
- * event was yielded* (a retry after output would duplicate what the session already recorded); a
- * stream that ends without a finish is a `network` error the session records and can resume from.
+ * (MO-7 … MO-21). It maps the provider-neutral `ModelRequest` to the wire format, streams text,
+ * reasoning and tool-call argument deltas as `ModelEvent`s, and turns every failure into a
+ * `ModelError` naming the URL: HTTP 429/5xx and network failures are retried with bounded
+ * exponential backoff (`Retry-After` wins, up to a cap) *only before the first event was yielded*
+ * (a retry after output would duplicate what the session already recorded); a stream that ends
+ * without a finish is a `network` error the session records and can resume from.
  */
 
-import { randomUUID } from "node:crypto";
-import { type ChatMessage, type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { chatCompletionsUrl, type OpenAIConfig, parseBaseUrl } from "./config.ts";
+import { errorInfo, httpError, networkError, quote, reportedError } from "./errors.ts";
+import { ReplyDecoder } from "./reply.ts";
+import { parseRetryAfter } from "./retry-after.ts";
 import { readSse } from "./sse.ts";
 import { wait } from "./wait.ts";
+import { adjustForRejection, toWireRequest, type WireOptions } from "./wire.ts";
 
-export interface OpenAIConfig {
-  /** e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`. */
-  readonly baseUrl: string;
-  readonly apiKey?: string;
-  readonly model: string;
-  /** Retries after the first attempt for 429, 5xx and network errors (default 3). */
-  readonly maxRetries?: number;
-  /** First backoff in milliseconds, doubled each retry, capped at 30 s; `Retry-After` wins (default 500). */
-  readonly backoffMs?: number;
-  /** Time to the response headers, and the longest silence between chunks, in ms (default 120 000). */
-  readonly idleTimeoutMs?: number;
-  /** Bound on the bytes of one response (default 32 MiB). */
-  readonly maxResponseBytes?: number;
-  /** Extra headers (e.g. an organization). */
-  readonly headers?: Readonly<Record<string, string>>;
-}
+export type { OpenAIConfig } from "./config.ts";
 
-/** Reads the configuration from the environment: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`. */
-export function openAIConfigFromEnv(env: NodeJS.ProcessEnv, overrides: Partial<OpenAIConfig> = {}): OpenAIConfig {
-  const model = overrides.model ?? env.OPENAI_MODEL;
-  if (model === undefined || model === "") throw new Error("no model name: pass one (e.g. openai:gpt-4o-mini) or set OPENAI_MODEL");
-  const apiKey = overrides.apiKey ?? env.OPENAI_API_KEY;
-  return {
-    baseUrl: overrides.baseUrl ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
-    model,
-    ...(apiKey !== undefined ? { apiKey } : {}),
-    ...(overrides.maxRetries !== undefined ? { maxRetries: overrides.maxRetries } : {}),
-    ...(overrides.backoffMs !== undefined ? { backoffMs: overrides.backoffMs } : {}),
-  };
-}
-
-/** The wire form of the request body (exported for tests and for `strata prompt --json`). */
-export function toWireRequest(request: ModelRequest, model: string): Record<string, unknown> {
-  const messages: unknown[] = [];
-  if (request.system !== "") messages.push({ role: "system", content: request.system });
-  for (const m of request.messages) messages.push(wireMessage(m));
-  const body: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
-  if (request.tools.length > 0)
-    body.tools = request.tools.map((t) => ({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
-  if (request.settings.temperature !== undefined) body.temperature = request.settings.temperature;
-  if (request.settings.maxTokens !== undefined) body.max_tokens = request.settings.maxTokens;
-  return body;
-}
-
-function wireMessage(m: ChatMessage): unknown {
-  switch (m.role) {
-    case "user":
-      return { role: "user", content: m.content };
-    case "tool":
-      return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
-    case "assistant": {
-      const calls = m.toolCalls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: m.content };
-      return {
-        role: "assistant",
-        content: m.content === "" ? null : m.content,
-        tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
-      };
-    }
-  }
-}
-
-const CONTEXT_OVERFLOW = /context[_ ]length|maximum context|too many tokens|context window/i;
-
-/** Classifies an HTTP error response. */
-function httpError(status: number, body: string, retryAfter: string | null): ModelError {
-  let detail = body.slice(0, 500);
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: string; code?: string } };
-    if (parsed.error?.message !== undefined) detail = parsed.error.message + (parsed.error.code ? ` (${parsed.error.code})` : "");
-  } catch {
-    // a non-JSON body is quoted as is
-  }
-  const after = retryAfter === null ? undefined : Number(retryAfter) * 1000;
-  const retryAfterMs = after !== undefined && Number.isFinite(after) && after >= 0 ? after : undefined;
-  const opts = { status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-  if (status === 429) return new ModelError("rate-limit", `the server is rate-limiting (HTTP 429): ${detail}`, opts);
-  if (status >= 500) return new ModelError("server", `the server failed (HTTP ${status}): ${detail}`, opts);
-  if (status === 401 || status === 403)
-    return new ModelError("auth", `the server refused the credentials (HTTP ${status}): ${detail}; check OPENAI_API_KEY`, opts);
-  if (CONTEXT_OVERFLOW.test(detail))
-    return new ModelError("context-overflow", `the prompt is longer than the model's context (HTTP ${status}): ${detail}`, opts);
-  return new ModelError("bad-request", `the server rejected the request (HTTP ${status}): ${detail}`, opts);
-}
-
-interface WireChunk {
-  choices?: {
-    delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] };
-    finish_reason?: string | null;
-  }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-  error?: { message?: string };
-}
+/** How much of an error response is read: enough for any message, never a whole hostile body. */
+const MAX_ERROR_BODY = 64 * 1024;
 
 export class OpenAICompatibleModel implements Model {
   readonly id: string;
   readonly #config: OpenAIConfig;
+  readonly #url: string;
+  /** Adjustments a server's rejection asked for (MO-18), kept for this model's later requests. */
+  #wire: WireOptions = {};
 
+  /** Throws for a base URL or header that can never be sent (`checkOpenAIConfig` says it up front). */
   constructor(config: OpenAIConfig) {
-    if (!/^https?:\/\//.test(config.baseUrl))
-      throw new Error(`the base URL ${JSON.stringify(config.baseUrl)} must start with http:// or https://`);
+    const url = parseBaseUrl(config.baseUrl);
+    if (!(url instanceof URL)) throw new Error(url.message);
+    const headers = { ...config.headers, ...(config.apiKey ? { authorization: `Bearer ${config.apiKey.trim()}` } : {}) };
+    for (const [name, value] of Object.entries(headers))
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e]*$/.test(value))
+        throw new Error(`the header ${JSON.stringify(name)} has a name or value HTTP cannot carry (a line break or non-ASCII character)`);
     this.#config = config;
+    this.#url = chatCompletionsUrl(config.baseUrl);
     this.id = `openai:${config.model}`;
   }
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
     const maxRetries = this.#config.maxRetries ?? 3;
     const base = this.#config.backoffMs ?? 500;
-    for (let attempt = 0; ; attempt++) {
+    const maxAfter = this.#config.maxRetryAfterMs ?? 60_000;
+    const adjusted = new Set<string>();
+    for (let attempt = 0; ; ) {
       let yielded = false;
       try {
         for await (const event of this.#attempt(request, signal)) {
@@ -132,17 +56,35 @@ export class OpenAICompatibleModel implements Model {
         }
         return;
       } catch (error) {
-        const e = toModelError(error, signal);
-        if (yielded || !e.retryable || attempt >= maxRetries || e.kind === "cancelled") throw e;
-        await wait(e.options.retryAfterMs ?? Math.min(30_000, base * 2 ** attempt), signal);
+        const e = toModelError(error, signal, this.#url);
+        if (e.kind === "cancelled") throw e;
+        if (!yielded && e instanceof RejectedParameter) {
+          const next = adjustForRejection(e.info, request, this.#wire);
+          const key = JSON.stringify(next);
+          if (next !== undefined && !adjusted.has(key)) {
+            adjusted.add(key);
+            this.#wire = next;
+            continue; // not a retry: the same request in the form this server accepts
+          }
+        }
+        if (yielded || !e.retryable || attempt >= maxRetries) throw e;
+        const after = e.options.retryAfterMs;
+        if (after !== undefined && after > maxAfter)
+          throw new ModelError(
+            e.kind,
+            `${e.message}; the server asks to wait ${Math.ceil(after / 1000)} s, longer than the ${Math.ceil(maxAfter / 1000)} s this client waits: try again later`,
+            { ...e.options, retryable: false },
+          );
+        await wait(after ?? Math.min(30_000, base * 2 ** attempt), signal);
+        attempt++;
       }
     }
   }
 
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
-    const url = `${this.#config.baseUrl.replace(/\/+$/, "")}/chat/completions`;
     const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream", ...this.#config.headers };
-    if (this.#config.apiKey !== undefined && this.#config.apiKey !== "") headers.authorization = `Bearer ${this.#config.apiKey}`;
+    const key = this.#config.apiKey?.trim() ?? "";
+    if (key !== "") headers.authorization = `Bearer ${key}`;
     // One timer covers the wait for headers and every silence between chunks, so a long reply is
     // never cut while a stalled server is.
     const idle = new AbortController();
@@ -153,10 +95,10 @@ export class OpenAICompatibleModel implements Model {
       timer = setTimeout(() => idle.abort(), idleMs);
     };
     try {
-      yield* this.#exchange(url, headers, request, AbortSignal.any([signal, idle.signal]), touch);
+      yield* this.#exchange(headers, key !== "", request, AbortSignal.any([signal, idle.signal]), touch);
     } catch (error) {
       if (idle.signal.aborted && !signal.aborted)
-        throw new ModelError("network", `the server was silent for ${idleMs} ms`, { cause: error });
+        throw new ModelError("network", `${this.#url} was silent for ${idleMs} ms`, { cause: error });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -164,90 +106,186 @@ export class OpenAICompatibleModel implements Model {
   }
 
   async *#exchange(
-    url: string,
     headers: Record<string, string>,
+    sentKey: boolean,
     request: ModelRequest,
     signal: AbortSignal,
     touch: () => void,
   ): AsyncGenerator<ModelEvent> {
-    const response = await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(toWireRequest(request, this.#config.model)),
-      signal,
-    });
+    const url = this.#url;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(toWireRequest(request, this.#config.model, this.#wire)),
+        signal,
+        // a redirected POST would silently become a GET (Fetch §4.4): report the new address instead
+        redirect: "manual",
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw networkError(url, error, "connect");
+    }
     touch();
-    if (!response.ok) throw httpError(response.status, await response.text().catch(() => ""), response.headers.get("retry-after"));
-    if (response.body === null) throw new ModelError("protocol", "the server sent no response body");
     const limit = this.#config.maxResponseBytes ?? 32 * 1024 * 1024;
-    let bytes = 0;
-    const body = response.body as unknown as AsyncIterable<Uint8Array>;
-    async function* bounded(): AsyncGenerator<Uint8Array> {
-      for await (const chunk of body) {
-        touch();
-        bytes += chunk.byteLength;
-        if (bytes > limit) throw new ModelError("protocol", `the response is larger than ${limit} bytes`, { retryable: false });
-        yield chunk;
-      }
+    if (!response.ok) {
+      const text = await readText(response, Math.min(limit, MAX_ERROR_BODY), touch).catch(() => "");
+      const info = errorInfo(
+        response.status >= 300 && response.status < 400 ? `redirected to ${response.headers.get("location") ?? "(no location)"}` : text,
+      );
+      const after = parseRetryAfter(response.headers.get("retry-after"), response.headers.get("retry-after-ms"), Date.now());
+      const error = httpError(url, response.status, info, after, sentKey);
+      throw response.status === 400 || response.status === 422 ? new RejectedParameter(error, info) : error;
     }
-    const started = new Map<number, boolean>();
-    let lastIndex: number | undefined;
-    let lastId: string | undefined;
-    const reply = randomUUID().slice(0, 8);
-    let finish: string | undefined;
+    if (response.body === null)
+      throw new ModelError("protocol", `${url} answered HTTP ${response.status} with no body`, { retryable: false });
+    const body = bounded(response.body as unknown as AsyncIterable<Uint8Array>, limit, touch, url);
+    const decoder = new ReplyDecoder(url);
     let done = false;
-    for await (const data of readSse(bounded())) {
-      if (data === "[DONE]") {
-        done = true;
-        break;
+    try {
+      const { mode, chunks } = await sniff(body, (response.headers.get("content-type") ?? "").toLowerCase());
+      if (mode !== "sse") {
+        const text = await collectText(chunks, mode === "other" ? MAX_ERROR_BODY : Number.POSITIVE_INFINITY);
+        yield* whole(url, response, mode, text, decoder);
+        return;
       }
-      let chunk: WireChunk;
-      try {
-        chunk = JSON.parse(data) as WireChunk;
-      } catch {
-        throw new ModelError("protocol", `the server sent a chunk that is not JSON: ${data.slice(0, 200)}`, { retryable: false });
-      }
-      if (chunk.error !== undefined)
-        throw new ModelError("server", `the server reported an error mid-stream: ${chunk.error.message ?? "unknown"}`);
-      for (const choice of chunk.choices ?? []) {
-        const delta = choice.delta ?? {};
-        if (typeof delta.content === "string" && delta.content !== "") yield { type: "text", delta: delta.content };
-        for (const tc of delta.tool_calls ?? []) {
-          // Servers that omit `index` send each call whole: a delta naming a function (or a new
-          // id) starts the next call, anything else continues the last one.
-          let index: number;
-          if (tc.index !== undefined) index = tc.index;
-          else if (lastIndex === undefined || tc.function?.name !== undefined || (tc.id !== undefined && tc.id !== lastId))
-            index = started.size;
-          else index = lastIndex;
-          lastIndex = index;
-          if (!started.get(index)) {
-            if (tc.function?.name === undefined)
-              throw new ModelError("protocol", `tool call ${index} started without a function name`, { retryable: false });
-            started.set(index, true);
-            lastId = tc.id;
-            // a missing id gets one unique to this reply, so ids never repeat across turns
-            yield { type: "tool-call", index, id: tc.id ?? `call_${reply}_${index}`, name: tc.function.name };
-          }
-          const args = tc.function?.arguments;
-          if (typeof args === "string" && args !== "") yield { type: "tool-arguments", index, delta: args };
+      for await (const sse of readSse(chunks)) {
+        if (sse.data.trim() === "[DONE]") {
+          done = true;
+          break;
         }
-        if (typeof choice.finish_reason === "string") finish = choice.finish_reason;
+        if (sse.event === "error") throw reportedError(url, errorInfo(sse.data), "mid-stream");
+        // named events (pings …) carry no completion chunks; nor does an empty `data:` line
+        if (sse.event !== "message" || sse.data.trim() === "") continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(sse.data);
+        } catch {
+          // the body ended inside this event: the reply was cut, not malformed
+          if (!sse.terminated) break;
+          throw new ModelError("protocol", `${url} sent a chunk that is not JSON: ${quote(sse.data, 200)}`, { retryable: false });
+        }
+        if (hasError(value)) throw reportedError(url, errorInfo(value), "mid-stream");
+        yield* decoder.chunk(value);
+        if (decoder.finishReason === "error")
+          throw reportedError(url, { message: 'the reply ended with finish_reason "error"' }, "mid-stream");
       }
-      if (chunk.usage)
-        yield { type: "usage", inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    } catch (error) {
+      if (error instanceof ModelError || signal.aborted) throw error;
+      throw networkError(url, error, "stream");
     }
-    if (!done && finish === undefined)
-      throw new ModelError("network", "the connection closed before the reply finished", { retryable: true });
-    yield { type: "done", finishReason: finish ?? "stop" };
+    if (!done && decoder.finishReason === undefined)
+      throw new ModelError("network", `the connection to ${url} closed before the reply finished`, { retryable: true });
+    yield* decoder.end();
   }
 }
 
-function toModelError(error: unknown, signal: AbortSignal): ModelError {
+/** A 400/422 kept with what the body said, so the caller can see whether a parameter was refused. */
+class RejectedParameter extends ModelError {
+  constructor(
+    error: ModelError,
+    readonly info: ReturnType<typeof errorInfo>,
+  ) {
+    super(error.kind, error.message, error.options);
+  }
+}
+
+/** The body's chunks, failing once it exceeds `limit` bytes; every chunk resets the idle timer. */
+async function* bounded(body: AsyncIterable<Uint8Array>, limit: number, touch: () => void, url: string): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  for await (const chunk of body) {
+    touch();
+    bytes += chunk.byteLength;
+    if (bytes > limit) throw new ModelError("protocol", `the response from ${url} is larger than ${limit} bytes`, { retryable: false });
+    yield chunk;
+  }
+}
+
+/** A 2xx body that is not an event stream: one whole completion, an error object, or not the API at all. */
+function* whole(url: string, response: Response, mode: "json" | "other", text: string, decoder: ReplyDecoder): Generator<ModelEvent> {
+  if (mode === "other")
+    throw new ModelError(
+      "protocol",
+      `${url} answered HTTP ${response.status} with ${quote(response.headers.get("content-type") ?? "no content type", 80)} instead of an event stream: ${quote(text, 200)}; check OPENAI_BASE_URL (it usually ends in /v1)`,
+      { retryable: false },
+    );
+  // a server that ignores `stream: true` answers with one completion (or an error object)
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ModelError("protocol", `${url} answered with JSON that does not parse: ${quote(text, 200)}`, { retryable: false });
+  }
+  if (hasError(value)) throw reportedError(url, errorInfo(value), "in an HTTP 200 response");
+  yield* decoder.chunk(value);
+  yield* decoder.end();
+}
+
+/** True for a body that is an error object rather than a completion. */
+function hasError(value: unknown): boolean {
+  return typeof value === "object" && value !== null && "error" in value && (value as { error: unknown }).error != null;
+}
+
+/**
+ * Decides how to read a 2xx body: the content type when it says event stream or JSON, else the
+ * first characters (some servers and proxies label an event stream `text/plain`, or send none).
+ * Returns the body's chunks with those already read put back in front.
+ */
+async function sniff(
+  body: AsyncGenerator<Uint8Array>,
+  type: string,
+): Promise<{ mode: "sse" | "json" | "other"; chunks: AsyncGenerator<Uint8Array> }> {
+  const head: Uint8Array[] = [];
+  let mode: "sse" | "json" | "other" | undefined = type.includes("event-stream") ? "sse" : type.includes("json") ? "json" : undefined;
+  if (mode === undefined) {
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (seen.trimStart().length < 8) {
+      const next = await body.next();
+      if (next.done) break;
+      head.push(next.value);
+      seen += decoder.decode(next.value, { stream: true });
+    }
+    const start = seen.trimStart();
+    mode = /^(data|event|id|retry)\b|^:/.test(start) ? "sse" : /^[{[]/.test(start) ? "json" : "other";
+  }
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    yield* head;
+    yield* body;
+  }
+  return { mode, chunks: chunks() };
+}
+
+/** The (already bounded) body as text, stopping after `max` characters. */
+async function collectText(chunks: AsyncIterable<Uint8Array>, max: number): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of chunks) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.length >= max) return text; // leaving the loop cancels the rest of the body
+  }
+  return text + decoder.decode();
+}
+
+/** Up to `limit` bytes of the body as text; a longer body is cut there (its reader cancelled). */
+async function readText(response: Response, limit: number, touch: () => void): Promise<string> {
+  if (response.body === null) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    touch();
+    const room = limit - bytes;
+    bytes += chunk.byteLength;
+    text += decoder.decode(chunk.byteLength > room ? chunk.subarray(0, room) : chunk, { stream: true });
+    if (bytes >= limit) break; // leaving the loop cancels the rest of the body
+  }
+  return text + decoder.decode();
+}
+
+function toModelError(error: unknown, signal: AbortSignal, url: string): ModelError {
   if (signal.aborted) return new ModelError("cancelled", "the request was cancelled", { cause: error });
   if (error instanceof ModelError) return error;
-  const e = error as Error & { cause?: { code?: string } };
-  if (e?.name === "TimeoutError") return new ModelError("network", "the server did not answer in time", { cause: error });
-  const code = e?.cause?.code ? ` (${e.cause.code})` : "";
-  return new ModelError("network", `cannot reach the server: ${e?.message ?? String(error)}${code}`, { cause: error });
+  return networkError(url, error, "connect");
 }

@@ -12,11 +12,22 @@ export type Reply =
   | { readonly kind: "drop"; readonly chunks: readonly unknown[] }
   | { readonly kind: "status"; readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }
   /** Send the headers and some chunks, then stay silent. */
-  | { readonly kind: "hang"; readonly chunks: readonly unknown[] };
+  | { readonly kind: "hang"; readonly chunks: readonly unknown[] }
+  /** Send these bytes as they are, in writes of `pieceBytes` (default: one write), each on its own tick. */
+  | {
+      readonly kind: "raw";
+      readonly body: string | Uint8Array;
+      readonly status?: number;
+      readonly headers?: Record<string, string>;
+      readonly pieceBytes?: number;
+    }
+  /** Send the headers, then `piece` over and over until the client goes away. */
+  | { readonly kind: "endless"; readonly status: number; readonly headers?: Record<string, string>; readonly piece: string };
 
 export interface FakeServer {
   readonly url: string;
-  readonly requests: { headers: IncomingMessage["headers"]; body: Record<string, unknown> }[];
+  /** Every request, with the time it arrived (`performance.now()`, measured at the server). */
+  readonly requests: { url: string; headers: IncomingMessage["headers"]; body: Record<string, unknown>; at: number }[];
   replies: Reply[];
   close(): Promise<void>;
 }
@@ -32,7 +43,7 @@ export async function startFake(replies: Reply[] = []): Promise<FakeServer> {
       raw += c;
     });
     req.on("end", async () => {
-      requests.push({ headers: req.headers, body: JSON.parse(raw) as Record<string, unknown> });
+      requests.push({ url: req.url ?? "", headers: req.headers, body: JSON.parse(raw) as Record<string, unknown>, at: performance.now() });
       const reply = state.replies.shift();
       if (reply === undefined) {
         res.writeHead(500, { "content-type": "application/json" });
@@ -42,6 +53,29 @@ export async function startFake(replies: Reply[] = []): Promise<FakeServer> {
       if (reply.kind === "status") {
         res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
         res.end(typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body));
+        return;
+      }
+      if (reply.kind === "raw") {
+        res.writeHead(reply.status ?? 200, { "content-type": "text/event-stream", ...reply.headers });
+        const bytes = typeof reply.body === "string" ? Buffer.from(reply.body, "utf8") : Buffer.from(reply.body);
+        const size = reply.pieceBytes ?? bytes.length;
+        for (let i = 0; i < bytes.length; i += size) {
+          res.write(bytes.subarray(i, i + size));
+          // a tick between writes so they leave as separate segments
+          if (size < bytes.length) await new Promise((r) => setImmediate(r));
+        }
+        res.end();
+        return;
+      }
+      if (reply.kind === "endless") {
+        res.writeHead(reply.status, { "content-type": "text/plain", ...reply.headers });
+        const more = (): void => {
+          while (res.write(reply.piece)) if (res.destroyed) return;
+          res.once("drain", more);
+        };
+        res.on("error", () => {}); // the client hanging up mid-write is the point
+        res.on("close", () => res.removeAllListeners("drain"));
+        more();
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

@@ -86,9 +86,9 @@ describe("OpenAICompatibleModel", () => {
     expect((sent.body.tools as unknown[])[0]).toEqual({ type: "function", function: request.tools[0] });
   });
 
-  it("MO-8 retries 429 and 500 with backoff, honouring Retry-After, then succeeds", async () => {
+  it("MO-8 retries 429 and 500 with backoff, then succeeds", async () => {
     fake = await startFake([
-      { kind: "status", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "0" } },
+      { kind: "status", status: 429, body: { error: { message: "slow down" } } },
       { kind: "status", status: 500, body: { error: { message: "boom" } } },
       { kind: "stream", chunks: [chunk.text("ok"), chunk.finish("stop")] },
     ]);
@@ -97,6 +97,53 @@ describe("OpenAICompatibleModel", () => {
     expect(error).toBeUndefined();
     expect(events.map((e) => e.type)).toEqual(["text", "done"]);
     expect(fake.requests).toHaveLength(3);
+  });
+
+  // Each Retry-After form asks for about a second against a 1 ms backoff; the gap between the
+  // requests' arrivals at the server shows which one the client waited for.
+  const asked: [string, () => Record<string, string>][] = [
+    ["delay-seconds", () => ({ "retry-after": "1" })],
+    // an HTTP-date has whole seconds: 3 s ahead, cut to the second, is 2 to 3 s ahead
+    ["an HTTP-date", () => ({ "retry-after": new Date(Date.now() + 3000).toUTCString() })],
+    ["retry-after-ms", () => ({ "retry-after-ms": "1000", "retry-after": "0" })],
+  ];
+  for (const [form, headers] of asked)
+    it(`MO-8 waits as long as Retry-After says, given as ${form}`, async () => {
+      fake = await startFake([
+        { kind: "status", status: 429, body: { error: { message: "slow down" } }, headers: headers() },
+        { kind: "stream", chunks: [chunk.text("ok"), chunk.finish("stop")] },
+      ]);
+      const model = new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1", backoffMs: 1 });
+      expect((await collect(model)).error).toBeUndefined();
+      const [first, second] = fake.requests;
+      expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(950);
+    });
+
+  it("MO-8 a Retry-After longer than maxRetryAfterMs is not waited for: the error says how long the server asked", async () => {
+    fake = await startFake([
+      { kind: "status", status: 429, body: { error: { message: "daily limit" } }, headers: { "retry-after": "3600" } },
+      { kind: "stream", chunks: [chunk.text("too early"), chunk.finish("stop")] },
+    ]);
+    const model = new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1", backoffMs: 1, maxRetryAfterMs: 5000 });
+    const { error } = await collect(model);
+    expect(error?.kind).toBe("rate-limit");
+    expect(error?.retryable).toBe(false);
+    expect(error?.message).toMatch(/asks to wait 3600 s, longer than the 5 s/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("MO-8 a 429 for an exhausted quota is not retried", async () => {
+    fake = await startFake([
+      {
+        kind: "status",
+        status: 429,
+        body: { error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } },
+      },
+    ]);
+    const { error } = await collect(new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1", backoffMs: 1 }));
+    expect(error?.kind).toBe("rate-limit");
+    expect(error?.message).toMatch(/quota is used up/);
+    expect(fake.requests).toHaveLength(1);
   });
 
   it("MO-9 gives up after maxRetries with a recorded, classified ModelError", async () => {
@@ -171,8 +218,15 @@ describe("OpenAICompatibleModel", () => {
     ]);
     const model = new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1", maxRetries: 0 });
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(), 100);
-    const aborted = await collect(model, ctl.signal);
+    const aborted: { events: ModelEvent[]; error?: ModelError } = { events: [] };
+    try {
+      for await (const e of model.stream(request, ctl.signal)) {
+        aborted.events.push(e);
+        setTimeout(() => ctl.abort(), 20); // the server now stays silent: cancel while it does
+      }
+    } catch (error) {
+      aborted.error = error as ModelError;
+    }
     expect(aborted.events).toEqual([{ type: "text", delta: "waiting" }]);
     expect(aborted.error?.kind).toBe("cancelled");
     const quick = new OpenAICompatibleModel({ baseUrl: fake.url, model: "m1", maxRetries: 0, idleTimeoutMs: 100 });
@@ -181,13 +235,32 @@ describe("OpenAICompatibleModel", () => {
     expect(silent.error?.message).toMatch(/silent for 100 ms/);
   });
 
-  it("MO-14 an unreachable server is a network error after bounded retries", async () => {
-    const model = new OpenAICompatibleModel({ baseUrl: "http://127.0.0.1:9/v1", model: "m1", maxRetries: 1, backoffMs: 1 });
+  it("MO-14 an unreachable server is a network error after bounded retries, naming the URL and the OS error", async () => {
+    const port = await closedPort();
+    const model = new OpenAICompatibleModel({ baseUrl: `http://127.0.0.1:${port}/v1`, model: "m1", maxRetries: 1, backoffMs: 1 });
     const { error } = await collect(model);
     expect(error?.kind).toBe("network");
-    expect(error?.message).toMatch(/cannot reach the server/);
+    expect(error?.message).toBe(`cannot reach http://127.0.0.1:${port}/v1/chat/completions: ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  it("MO-14 a port fetch refuses to use is named as such, and not retried", async () => {
+    const model = new OpenAICompatibleModel({ baseUrl: "http://127.0.0.1:9/v1", model: "m1", maxRetries: 3, backoffMs: 2000 });
+    const { error } = await collect(model);
+    expect(error?.kind).toBe("network");
+    expect(error?.retryable).toBe(false);
+    expect(error?.message).toMatch(/^cannot reach http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions: fetch refuses port 9/);
   });
 });
+
+/** A port nothing listens on: bound once, then released. */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
 describe("MO-11 with the agent loop", () => {
   it("a mid-stream disconnect leaves a recorded, resumable state", async () => {

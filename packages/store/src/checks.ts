@@ -6,6 +6,41 @@ import { StoreError } from "./errors.ts";
 import { isHash } from "./hash.ts";
 import { BRANCH_NAME } from "./ids.ts";
 
+/** The latest timestamp the store accepts: 9999-12-31T23:59:59.999Z (ST-20). */
+export const TS_MAX = 253_402_300_799_999;
+
+/** True when `ts` is a timestamp the store accepts: whole milliseconds from 1970 to the end of 9999. */
+export const isTimestamp = (ts: unknown): ts is number => Number.isSafeInteger(ts) && (ts as number) >= 0 && (ts as number) <= TS_MAX;
+
+const isWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
+/**
+ * The index of the first lone UTF-16 surrogate in `s`, or -1. Text with one cannot be stored: SQLite
+ * keeps UTF-8, and the driver writes such a code unit as bytes that read back as three U+FFFD.
+ * One-byte strings (all of Latin-1) are answered without a scan.
+ */
+export function loneSurrogate(s: string): number {
+  if (isWellFormed?.call(s)) return -1;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = s.charCodeAt(i + 1);
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+    else return i;
+  }
+  return -1;
+}
+
+/** Refuses text that cannot be stored as it is (ST-20): a lone surrogate. */
+export function checkText(s: string, what: string, where: string): void {
+  const at = loneSurrogate(s);
+  if (at >= 0)
+    throw new StoreError(
+      "bad-input",
+      `${where}: ${what} is not well-formed Unicode (a lone surrogate, U+${s.charCodeAt(at).toString(16).toUpperCase()}, at index ${at}), so it cannot be stored as text; nothing was written — escape it (JSON.stringify does) or replace it (String.prototype.toWellFormed)`,
+    );
+}
+
 export function notFound(what: string): never {
   throw new StoreError("not-found", `${what} does not exist`);
 }
@@ -52,6 +87,7 @@ export function checkHash(h: unknown, where: string): void {
 export function checkTitle(title: unknown, where: string): void {
   if (title !== undefined && title !== null && typeof title !== "string")
     throw new StoreError("bad-input", `${where}: the title must be a string or null, got ${show(title)}`);
+  if (typeof title === "string") checkText(title, "the title", where);
 }
 
 export function checkMetadata(m: unknown, where: string): void {
@@ -78,6 +114,17 @@ export function checkEvent(e: unknown, where: string): void {
     throw new StoreError("bad-input", `${where}: label must be a string or null, got ${show(label)}; nothing was written`);
   if (by !== undefined && by !== null && typeof by !== "string")
     throw new StoreError("bad-input", `${where}: by must be a string or null, got ${show(by)}; nothing was written`);
-  if (ts !== undefined && (typeof ts !== "number" || !Number.isFinite(ts)))
-    throw new StoreError("bad-input", `${where}: ts must be milliseconds since the epoch, got ${show(ts)}; nothing was written`);
+  if (ts !== undefined && !isTimestamp(ts)) throw badTimestamp(ts, where);
+  checkText(kind, "kind", where);
+  checkText(data, "data", where);
+  if (typeof label === "string") checkText(label, "label", where);
+  if (typeof by === "string") checkText(by, "by", where);
+}
+
+/** A timestamp outside what the store accepts (ST-20): not whole milliseconds, before 1970, or after 9999. */
+export function badTimestamp(ts: unknown, where: string): StoreError {
+  return new StoreError(
+    "bad-input",
+    `${where}: ts must be whole milliseconds since the epoch between 1970 and the end of year 9999 (0 … ${TS_MAX}), got ${show(ts)}; nothing was written`,
+  );
 }

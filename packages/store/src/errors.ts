@@ -2,15 +2,17 @@
  * Store errors (ST-20). Every expected failure is a `StoreError` with a closed `code` and a message
  * that says what is wrong, where, and what to do; a second writer gets a `HeadConflict`.
  */
-import type { EventId, SessionId } from "./types.ts";
+import type { EventId, LeaseInfo, SessionId } from "./types.ts";
 
 export type StoreErrorCode =
   /** The file is not a SQLite database, or a SQLite database that is not a strata store. */
   | "not-strata"
   /** The store was written by a newer strata (schema version above what this build reads). */
   | "newer-schema"
-  /** SQLite reports corruption. */
+  /** SQLite reports corruption, or a read met damaged content (a head or segment that does not exist, a cycle). */
   | "corrupt"
+  /** The file failed the integrity check on opening for writing (ST-22): strata does not write into it. */
+  | "damaged"
   /** The file or its directory cannot be written (read-only file system, permissions). */
   | "read-only"
   /** The disk is full. */
@@ -19,6 +21,8 @@ export type StoreErrorCode =
   | "cannot-open"
   /** A branch head moved under a writer (see `HeadConflict`). */
   | "conflict"
+  /** An append fenced with a lease token found another (or no) lease on the branch (see `LeaseLost`). */
+  | "lease-lost"
   /** Another connection holds the write lock for longer than the busy timeout. */
   | "busy"
   /** A session, branch, event or blob that does not exist. */
@@ -59,6 +63,29 @@ export class HeadConflict extends StoreError {
       "conflict",
       `branch "${branch}" of session ${session} is at event ${actual}, not ${expected ?? "(none)"}: another writer moved it. ` +
         `Nothing was written; reopen the session to continue from ${actual}, or fork from ${expected ?? actual} to keep both lines.`,
+    );
+  }
+}
+
+/**
+ * An append fenced with a lease token (`append(…, { lease })`) found that the branch's lease is no
+ * longer that token: another process took the branch over, or the lease was released. Nothing
+ * was written.
+ */
+export class LeaseLost extends StoreError {
+  override readonly name = "LeaseLost";
+  constructor(
+    readonly session: SessionId,
+    readonly branch: string,
+    readonly token: number,
+    /** The current holder, or undefined when nobody holds the branch. */
+    readonly holder: LeaseInfo | undefined,
+  ) {
+    super(
+      "lease-lost",
+      `the lease on branch "${branch}" of session ${session} is no longer token ${token}: ${
+        holder === undefined ? "it was released" : `it is held by ${holder.owner} (token ${holder.token})`
+      }. Nothing was written; stop driving the branch (another process may be driving it now).`,
     );
   }
 }
@@ -106,6 +133,13 @@ export function toStoreError(e: unknown, where: string): StoreError {
   const mapped = fromSqlite(e, where);
   if (mapped instanceof StoreError) return mapped;
   const msg = e instanceof Error ? e.message : String(e);
+  const sys = (e as { code?: unknown } | null)?.code;
+  if (sys === "ENOSPC" || sys === "EDQUOT")
+    return new StoreError("disk-full", `${where}: the disk is full (${msg}); free space and retry — nothing was written`, { cause: e });
+  if (sys === "EROFS" || sys === "EACCES" || sys === "EPERM")
+    return new StoreError("read-only", `${where}: a file cannot be written (${msg}); check the file's and directory's permissions`, {
+      cause: e,
+    });
   if (e instanceof TypeError || e instanceof RangeError)
     return new StoreError(
       "bad-input",

@@ -1,271 +1,132 @@
 /**
- * Opening a database file safely (ST-2, ST-3): a file that is not a strata store, a newer schema,
- * or a damaged header is refused without writing a byte and without creating or deleting its -wal
- * and -shm files. The file is inspected first (its header, or SQLite read-only when a WAL holds
- * frames); only a store this build understands is reopened for writing and migrated.
+ * Opening a database file safely (ST-2, ST-3, ST-22, ST-24). A file that is not a strata store, a
+ * newer schema, an empty file or a damaged one is refused without writing a byte and without
+ * creating or deleting its -wal and -shm files. A new store is built aside and linked into place
+ * whole, so no opener ever sees a half-made store. Only a whole store this build understands is
+ * opened for writing (and migrated); read-only opens never migrate and never leave files behind
+ * (see read-only.ts).
  */
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { constants, copyFileSync, existsSync, linkSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
+import { checkIdentity, type OpenedDatabase, type OpenOptions, prepareConnection, readableAsIs } from "./connection.ts";
 import { fromFs, fromSqlite, StoreError } from "./errors.ts";
+import { inspect } from "./inspect.ts";
+import { damage } from "./integrity.ts";
+import { openReadOnly } from "./read-only.ts";
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 
-export interface OpenOptions {
-  /** `"normal"` (default): WAL with synchronous=NORMAL; `"full"`: synchronous=FULL (survives power loss). */
-  readonly durability?: "normal" | "full";
-  /** Create the file if it does not exist (default true). */
-  readonly create?: boolean;
-  /** Open without writing anything; migrations are not run (an older schema that this build cannot read as it is, is refused). */
-  readonly readonly?: boolean;
-  /** Milliseconds to wait for another writer's lock (default 5,000). */
-  readonly busyTimeout?: number;
-}
+export type { OpenedDatabase, OpenOptions, StoreAccess } from "./connection.ts";
 
-const SQLITE_MAGIC = "SQLite format 3\u0000";
-/** Largest WAL-mode file whose schema is listed (from an in-memory copy) in a refusal message. */
-const LIST_LIMIT = 64 * 1024 * 1024;
-
-/** What the file at a path is, found without changing it (ST-3). */
-type Inspection =
-  | { readonly kind: "missing" | "empty" | "other" }
-  | {
-      readonly kind: "sqlite";
-      /** `PRAGMA application_id` (header byte 68, or SQLite's answer when the WAL holds frames). */
-      readonly applicationId: number;
-      /** `PRAGMA user_version` (header byte 60, or SQLite's answer). */
-      readonly userVersion: number;
-      /** True when `sqlite_schema` has no entry at all (no table, index, view or trigger). */
-      readonly emptySchema: boolean;
-      /** Schema entries, for messages. */
-      readonly names: () => string[];
-    };
-
-function statOf(path: string): ReturnType<typeof statSync> | undefined {
-  try {
-    return statSync(path);
-  } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return undefined;
-    throw fromFs(e, path, "inspect");
-  }
-}
-
-/** The first `n` bytes of `path` (fewer if the file is shorter). */
-function readHead(path: string, n: number): Buffer {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const buf = Buffer.alloc(n);
-    return buf.subarray(0, readSync(fd, buf, 0, n, 0));
-  } catch (e) {
-    throw fromFs(e, path, "read");
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-const isSqlite = (head: Buffer) => head.length >= 100 && head.toString("latin1", 0, 16) === SQLITE_MAGIC;
-
-/**
- * Inspects `path` without opening a connection that could write (ST-3). When the file has no WAL
- * frames, its header is the truth: identity from bytes 60 and 68, and the schema is empty when
- * page 1 (the root of `sqlite_schema`) is a leaf with no cells. When a WAL holds frames, SQLite
- * reads it read-only — in place if the -shm exists too (so nothing is created), otherwise from a
- * private copy — because opening a WAL database without its -shm creates one.
- */
-function inspect(path: string): Inspection {
-  const st = statOf(path);
-  if (st === undefined) return { kind: "missing" };
-  if (st.isDirectory()) throw fromFs(Object.assign(new Error("EISDIR"), { code: "EISDIR" }), path, "open");
-  if (!st.isFile()) throw new StoreError("cannot-open", `${path} is not a regular file; give the path of a database file`);
-  const wal = statOf(`${path}-wal`);
-  const walFrames = wal?.isFile() === true && wal.size > 32; // a WAL header alone holds no frames
-  if (!walFrames) {
-    if (st.size === 0) return { kind: "empty" };
-    const head = readHead(path, 108);
-    if (!isSqlite(head) || head.length < 108) return { kind: "other" };
-    return {
-      kind: "sqlite",
-      applicationId: head.readUInt32BE(68),
-      userVersion: head.readUInt32BE(60),
-      emptySchema: head[100] === 13 && head.readUInt16BE(103) === 0,
-      names: () => namesFromFile(path, head, Number(st.size)),
-    };
-  }
-  let head: Buffer | undefined;
-  if (st.size > 0) {
-    head = readHead(path, 108);
-    if (!isSqlite(head)) return { kind: "other" };
-    const applicationId = head.readUInt32BE(68);
-    // A file of another application does not become a store through its WAL: refuse it by its header.
-    if (applicationId !== 0 && applicationId !== APPLICATION_ID)
-      return {
-        kind: "sqlite",
-        applicationId,
-        userVersion: head.readUInt32BE(60),
-        emptySchema: false,
-        names: () => ["(not listed: unflushed WAL)"],
-      };
-  }
-  if (statOf(`${path}-shm`) !== undefined) return identityFromSqlite(path, path);
-  let dir: string | undefined;
-  try {
-    dir = mkdtempSync(join(tmpdir(), "strata-open-"));
-    const copy = join(dir, "copy.db");
-    copyFileSync(path, copy);
-    copyFileSync(`${path}-wal`, `${copy}-wal`);
-    return identityFromSqlite(path, copy);
-  } catch (e) {
-    if (e instanceof StoreError || head === undefined) throw e instanceof StoreError ? e : fromFs(e, path, "copy aside to read");
-    // No room for a private copy: decide from the header; the read-write connection checks again.
-    return {
-      kind: "sqlite",
-      applicationId: head.readUInt32BE(68),
-      userVersion: head.readUInt32BE(60),
-      emptySchema: head[100] === 13 && head.readUInt16BE(103) === 0,
-      names: () => ["(not listed: unflushed WAL)"],
-    };
-  } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Identity and schema of `path` as SQLite sees it, WAL included, through a read-only connection to `file`. */
-function identityFromSqlite(path: string, file: string): Inspection {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    const names = schemaNames(db);
-    return {
-      kind: "sqlite",
-      applicationId: db.pragma("application_id", { simple: true }) as number,
-      userVersion: db.pragma("user_version", { simple: true }) as number,
-      emptySchema: (db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get() as number) === 0,
-      names: () => names,
-    };
-  } catch (e) {
-    throw fromSqlite(e, `reading ${path}`);
-  } finally {
-    db?.close();
-  }
-}
-
-/** Every schema entry but SQLite's own: tables by name, others as `name (type)`. */
-function schemaNames(db: Database.Database): string[] {
-  return (
-    db.prepare("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY type <> 'table', name").all() as {
-      type: string;
-      name: string;
-    }[]
-  ).map((r) => (r.type === "table" ? r.name : `${r.name} (${r.type})`));
-}
-
-/**
- * Schema names of a file with no WAL frames, for messages. A file in rollback-journal mode is read
- * by a read-only connection (which creates nothing); a WAL-mode file would get -wal/-shm files, so
- * it is read from an in-memory copy marked as rollback mode.
- */
-function namesFromFile(path: string, head: Buffer, size: number): string[] {
-  const walMode = head[18] === 2 || head[19] === 2;
-  let db: Database.Database | undefined;
-  try {
-    if (!walMode) db = new Database(path, { readonly: true, fileMustExist: true });
-    else {
-      if (size > LIST_LIMIT) return ["(not listed: large WAL-mode file)"];
-      const bytes = readFileSync(path);
-      bytes[18] = 1;
-      bytes[19] = 1;
-      db = new Database(bytes, { readonly: true });
-    }
-    return schemaNames(db);
-  } catch {
-    return ["(unreadable)"];
-  } finally {
-    db?.close();
-  }
-}
-
-function checkIdentity(path: string, applicationId: number, version: number, names: () => string[]): void {
-  if (applicationId !== APPLICATION_ID)
-    throw new StoreError(
-      "not-strata",
-      `${path} is a SQLite database but not a strata store (application_id ${applicationId}, tables: ${names().slice(0, 8).join(", ") || "none"}). ` +
-        "It was not changed. Point --db at a strata store or at a new file.",
-    );
-  if (version > SCHEMA_VERSION)
-    throw new StoreError(
-      "newer-schema",
-      `${path} uses store schema version ${version}, newer than this strata reads (${SCHEMA_VERSION}). It was not changed; upgrade strata to open it.`,
-    );
-  if (version < 1) throw new StoreError("corrupt", `${path} is marked as a strata store but has no schema version; it was not changed`);
-}
-
-/** True when this build reads a file of schema `version` without migrating it. */
-function readableAsIs(version: number): boolean {
-  return MIGRATIONS.every((m) => m.version <= version || m.readable === true);
-}
-
-/** Opens (creating and migrating when allowed) a strata database and applies the connection pragmas. */
-export function openDatabase(path: string, options: OpenOptions = {}): Database.Database {
+/** Opens (creating when allowed, migrating when writable) a strata database. */
+export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
   if (typeof path !== "string" || path === "")
     throw new StoreError("bad-input", `a store path must be a non-empty string, got ${JSON.stringify(path)}`);
-  const memory = path === ":memory:";
-  let fresh = memory;
-  let version = 0;
-  if (!memory) {
+  if (path === ":memory:") {
+    if (options.readonly) throw new StoreError("bad-input", "an in-memory store starts empty: it cannot be opened read-only");
+    const db = new Database(":memory:");
+    db.pragma("foreign_keys = OFF");
+    migrate(db, 0);
+    return { db, version: SCHEMA_VERSION, access: "read-write", release: () => {} };
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
     const found = inspect(path);
     switch (found.kind) {
       case "missing":
         if (options.create === false || options.readonly) throw new StoreError("not-found", `${path} does not exist`);
-        if (!existsSync(dirname(path)))
-          throw new StoreError("cannot-open", `cannot create ${path}: directory ${dirname(path)} does not exist`);
-        fresh = true;
-        break;
+        createAside(path);
+        continue; // open what is there now: this process's store, or a concurrent creator's
       case "empty":
-        fresh = true;
-        break;
+        throw new StoreError(
+          "not-strata",
+          `${path} is an empty file (0 bytes), not a strata store. It was not changed; remove it, or point --db at a strata store or at a path where strata may create one.`,
+        );
       case "other":
         throw new StoreError(
           "not-strata",
           `${path} is not a SQLite database (it does not start with the SQLite header). It was not changed.`,
         );
       case "sqlite":
-        // A SQLite file with nothing in it (no table, index, view or trigger) is adopted as new.
-        if (found.applicationId === 0 && found.userVersion === 0 && found.emptySchema) fresh = true;
-        else {
-          checkIdentity(path, found.applicationId, found.userVersion, found.names);
-          version = found.userVersion;
-        }
+        checkIdentity(path, found.applicationId, found.userVersion, found.names);
+        if (!options.readonly) return openWritable(path, options);
+        if (!readableAsIs(found.userVersion))
+          throw new StoreError(
+            "newer-schema",
+            `${path} uses store schema version ${found.userVersion}, which this strata reads only after upgrading it; it was not changed. Open it once with a command that writes (e.g. \`strata run\` or \`strata import\`) to upgrade it.`,
+          );
+        return openReadOnly(path, options);
     }
   }
-  if (options.readonly && (fresh || !readableAsIs(version)))
-    throw new StoreError("bad-input", `${path} needs to be ${fresh ? "initialised" : "migrated"} before it can be opened read-only`);
+  throw new StoreError("io", `${path} appeared and disappeared while it was being opened; retry`);
+}
+
+/** Opens an existing store for writing: refused if damaged (ST-22), migrated to SCHEMA_VERSION (ST-4). */
+function openWritable(path: string, options: OpenOptions): OpenedDatabase {
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: options.readonly ?? false, timeout: options.busyTimeout ?? 5000 });
+    db = new Database(path, { fileMustExist: true, timeout: options.busyTimeout ?? 5000 });
   } catch (e) {
     throw fromSqlite(e, `opening ${path}`);
   }
   try {
-    if (!options.readonly) db.pragma("journal_mode = WAL");
-    // Set explicitly on every connection: a new connection to a WAL file defaults to NORMAL, a
-    // connection that switched the file to WAL keeps FULL (libraries.md).
-    db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
-    db.pragma("foreign_keys = OFF");
-    if (!fresh) {
-      // Another process may have changed the file since it was inspected: ask again.
-      checkIdentity(
-        path,
-        db.pragma("application_id", { simple: true }) as number,
-        db.pragma("user_version", { simple: true }) as number,
-        () => [],
+    // Before anything else reads it: SQLite's own reads of a damaged file fail less clearly.
+    const why = damage(path, db);
+    if (why !== undefined)
+      throw new StoreError(
+        "damaged",
+        `${path} is damaged: ${why}. strata does not write into a damaged store; nothing was changed. ` +
+          "Run `strata verify` to see the damage (it opens the file read-only), then restore the file from a backup copy, " +
+          `or salvage what is readable into a new file: \`sqlite3 ${path} .recover | sqlite3 salvaged.db\`, then \`strata --db salvaged.db verify\` (docs/spec/store.md, ST-22).`,
       );
-    }
-    if (!options.readonly) migrate(db, fresh ? 0 : version);
-    return db;
+    const version = prepareConnection(path, db, options);
+    db.pragma("journal_mode = WAL");
+    migrate(db, version);
+    return { db, version: SCHEMA_VERSION, access: "read-write", release: () => {} };
   } catch (e) {
     db.close();
     throw fromSqlite(e, `preparing ${path}`);
+  }
+}
+
+/**
+ * Creates a new store at `path` whole: built in a hidden file next to it, then hard-linked into
+ * place, which fails if anything appeared at `path` meanwhile (then the caller opens that). So an
+ * opener never meets a half-made store, and a 0-byte or empty SQLite file at a path is never
+ * strata's: it is refused (ST-3). On a file system without hard links the file is copied into
+ * place with an exclusive create instead.
+ */
+function createAside(path: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) throw new StoreError("cannot-open", `cannot create ${path}: directory ${dir} does not exist`);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(4).toString("hex")}.creating`);
+  try {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(tmp);
+      db.pragma("journal_mode = WAL");
+      migrate(db, 0);
+    } catch (e) {
+      throw fromSqlite(e, `creating ${path}`);
+    } finally {
+      db?.close();
+    }
+    try {
+      linkSync(tmp, path);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === "EEXIST") return;
+      if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw fromFs(e, path, "create");
+      try {
+        copyFileSync(tmp, path, constants.COPYFILE_EXCL);
+      } catch (c) {
+        if ((c as { code?: string }).code !== "EEXIST") throw fromFs(c, path, "create");
+      }
+    }
+  } catch (e) {
+    throw e instanceof StoreError ? e : fromFs(e, path, "create");
+  } finally {
+    for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) rmSync(f, { force: true });
   }
 }
 

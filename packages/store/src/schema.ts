@@ -3,12 +3,17 @@
  * database of every version ever released is kept under fixtures/store/ and opened by the tests.
  */
 import type Database from "better-sqlite3";
+import { isTimestamp } from "./checks.ts";
+import { digestBytes } from "./digest.ts";
 
 /** `PRAGMA application_id` of every strata database: "STRA". */
 export const APPLICATION_ID = 0x53545241;
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
+
+/** The first schema version whose events carry digests and which has the lease table (ST-21, ST-23). */
+export const DIGEST_VERSION = 3;
 
 export interface Migration {
   readonly version: number;
@@ -110,5 +115,107 @@ const V2: Migration = {
   up() {},
 };
 
+/**
+ * Version 3 (decision 0014):
+ * - every event stores `digest`, the sha256 chain over its prior's digest and its own content
+ *   (ST-21). The events table is rebuilt with `digest` before the payload columns, so a row's
+ *   digest is read without walking a large payload's overflow pages, and the listing index covers
+ *   it (ST-5). Existing events get their digests here, in id order (an event's prior always has a
+ *   smaller id), over their payloads as the store returns them (blob-backed ones from the blob).
+ * - `leases` holds one row per (session, branch) that was ever leased (ST-23): the last fencing
+ *   token handed out, kept after a release so a token is never reused, and the holder (`owner`
+ *   NULL when released).
+ *
+ * `readable`: this build reads version 1 and 2 files as they are, read-only, computing their
+ * digests when asked (ST-4).
+ */
+const V3: Migration = {
+  version: 3,
+  description: "event digest chain; one-driver leases",
+  readable: true,
+  up(db) {
+    db.exec(`
+      CREATE TABLE events_v3 (
+        id INTEGER PRIMARY KEY,
+        segment INTEGER NOT NULL,
+        depth INTEGER NOT NULL,
+        prior INTEGER,
+        kind TEXT NOT NULL,
+        label TEXT,
+        by TEXT,
+        ts INTEGER NOT NULL,
+        digest BLOB NOT NULL,
+        blob BLOB,
+        data TEXT NOT NULL
+      );
+      CREATE TABLE leases (
+        session TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        token INTEGER NOT NULL,
+        owner TEXT,
+        acquired INTEGER,
+        renewed INTEGER,
+        PRIMARY KEY (session, branch)
+      ) WITHOUT ROWID;
+    `);
+    digestEvents(db);
+    db.exec(`
+      DROP TABLE events;
+      ALTER TABLE events_v3 RENAME TO events;
+      CREATE INDEX events_chain ON events (segment, depth, kind, label, by, ts, digest);
+    `);
+  },
+};
+
+/** Copies every event into `events_v3` with its digest, a batch of rows at a time. */
+function digestEvents(db: Database.Database): void {
+  const batch = db.prepare(
+    "SELECT id, segment, depth, prior, kind, label, by, ts, blob, data FROM events WHERE id > ? ORDER BY id LIMIT 512",
+  );
+  const blob = db.prepare("SELECT data FROM blobs WHERE hash = ?").pluck();
+  const digestOf = db.prepare("SELECT digest FROM events_v3 WHERE id = ?").pluck();
+  const insert = db.prepare(
+    "INSERT INTO events_v3 (id, segment, depth, prior, kind, label, by, ts, digest, blob, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  // The last event seen per segment: an event's prior is almost always the one before it there.
+  const last = new Map<number, { id: number; digest: Buffer }>();
+  let after = 0;
+  for (;;) {
+    const rows = batch.all(after) as Record<string, unknown>[];
+    if (rows.length === 0) return;
+    for (const r of rows) {
+      const id = Number(r.id);
+      const segment = Number(r.segment);
+      const prior = r.prior === null ? null : Number(r.prior);
+      let priorDigest: Buffer | null = null;
+      if (prior !== null) {
+        const tip = last.get(segment);
+        // A prior that is not (or no longer) a row chains from nothing; verify reports the link.
+        priorDigest = tip?.id === prior ? tip.digest : ((digestOf.get(prior) as Buffer | undefined) ?? null);
+      }
+      // A blob-backed payload is digested as its text; a missing blob as the empty text the row holds.
+      const data = r.blob === null ? r.data : ((blob.get(r.blob) as Buffer | undefined)?.toString("utf8") ?? r.data);
+      const digest = rowDigest(priorDigest, r.kind, r.label, r.by, r.ts, data);
+      insert.run(id, segment, r.depth, r.prior, r.kind, r.label, r.by, r.ts, digest, r.blob, r.data);
+      last.set(segment, { id, digest });
+      after = id;
+    }
+  }
+}
+
+/** A digest of zeros marks a row whose fields cannot be digested (see {@link rowDigest}). */
+export const NO_DIGEST = Buffer.alloc(32);
+
+/**
+ * The digest of a stored row. A row that an older build or an edit in SQL left with fields no
+ * append accepts (a timestamp such as 1e300, a kind that is not text) gets {@link NO_DIGEST},
+ * which `verify` reports; the migration goes on.
+ */
+export function rowDigest(prior: Buffer | null, kind: unknown, label: unknown, by: unknown, ts: unknown, data: unknown): Buffer {
+  const text = (v: unknown) => typeof v === "string";
+  if (!text(kind) || !(label === null || text(label)) || !(by === null || text(by)) || !text(data) || !isTimestamp(ts)) return NO_DIGEST;
+  return digestBytes(prior, kind as string, label as string | null, by as string | null, ts, data as string);
+}
+
 /** Every migration, in order. A migration never changes once released. */
-export const MIGRATIONS: readonly Migration[] = [V1, V2];
+export const MIGRATIONS: readonly Migration[] = [V1, V2, V3];

@@ -1,10 +1,13 @@
 /**
- * The SQLite store (ST-1 … ST-19): one file, WAL, the schema in schema.ts. Appends are
+ * The SQLite store (ST-1 … ST-25): one file, WAL, the schema in schema.ts. Appends are
  * compare-and-swap on the branch head; a branch that owns its segment appends with a single
- * conditional INSERT (no extra write), so an append costs about what a raw insert costs (ST-9).
+ * conditional INSERT (no extra write), so an append costs about what a raw insert costs (ST-9),
+ * plus the sha256 of its digest (ST-21), computed from the tip's digest the store remembers.
  */
 import type Database from "better-sqlite3";
+import { ChainReader } from "./chain-reader.ts";
 import {
+  badTimestamp,
   checkBranchName,
   checkCount,
   checkEvent,
@@ -13,22 +16,32 @@ import {
   checkMetadata,
   checkSession,
   checkTitle,
+  isTimestamp,
   notFound,
   show,
 } from "./checks.ts";
-import { type Chunk, decodeChunk, decodeDirectory, encodeChunk, encodeDirectory, PAGES_PER_CHUNK, samePages } from "./directory.ts";
-import { fromSqlite, HeadConflict, StoreError, toStoreError } from "./errors.ts";
-import { isHash, sha256 } from "./hash.ts";
+import { digestBytes } from "./digest.ts";
+import { fromSqlite, HeadConflict, LeaseLost, StoreError, toStoreError } from "./errors.ts";
+import { sha256 } from "./hash.ts";
 import { newSessionId } from "./ids.ts";
-import { type OpenOptions, openDatabase } from "./open.ts";
-import { EVENT_FULL, prepare, type Statements } from "./statements.ts";
+import { checkLeaseArgs, checkOwner, checkToken, LeaseTable } from "./leases.ts";
+import { LegacyDigests } from "./legacy.ts";
+import { type OpenedDatabase, type OpenOptions, openDatabase, type StoreAccess } from "./open.ts";
+import { hexOf, metaOf, type Row, sessionOf, tipKey, withPriors } from "./rows.ts";
+import { DIGEST_VERSION } from "./schema.ts";
+import { Segments } from "./segments.ts";
+import { SnapshotTable } from "./snapshot-table.ts";
+import { prepare, type Statements } from "./statements.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
 import type {
+  AppendOptions,
   BranchInfo,
   BranchOrigin,
   EventId,
   EventInput,
   EventMeta,
+  LeaseInfo,
+  LeaseResult,
   LogQuery,
   SessionId,
   SessionInfo,
@@ -46,61 +59,32 @@ export interface StoreOptions extends OpenOptions {
 }
 
 /** Opens or creates a store. `":memory:"` gives a private in-memory store. */
-export function openStore(path: string, options: StoreOptions = {}): Store {
+export function openStore(path: string, options: StoreOptions = {}): SqliteStore {
   return new SqliteStore(path, openDatabase(path, options), options);
-}
-
-interface Segment {
-  readonly id: number;
-  readonly session: SessionId;
-  readonly parent: number | null;
-  readonly forkDepth: number;
-}
-
-/** One piece of a chain: depths in (`from`, `to`] of `segment`. */
-interface Span {
-  readonly segment: number;
-  readonly from: number;
-  readonly to: number;
 }
 
 interface Tip {
   readonly segment: number;
   readonly depth: number;
   readonly id: EventId;
-}
-
-type Row = Record<string, unknown>;
-
-/** Decoded directory chunks kept in memory (they are immutable; the oldest are dropped first). */
-const CHUNK_CACHE = 65_536;
-/**
- * A span's events are read as a rowid range when the ids between its first and last event hold
- * at most this many rows per event of the span (other sessions' rows interleaved); otherwise
- * through the (segment, depth) index (ST-7).
- */
-const ROWID_SPREAD = 2;
-
-/** The last chunk this store wrote at one chunk position: its pages (as given) and its hash (null: all empty). */
-interface WrittenChunk {
-  readonly pages: readonly (string | null)[];
-  readonly hash: string | null;
+  /** The tip event's digest: the next append's prior digest (ST-21). */
+  readonly digest: Buffer;
 }
 
 export class SqliteStore implements Store {
   readonly #db: Database.Database;
+  readonly #release: () => void;
   readonly #now: () => number;
   readonly #inlineLimit: number;
-  readonly #segments = new Map<number, Segment>();
+  readonly #segments: Segments;
+  /** Digests of a file of an older schema read as it is (undefined once migrated: rows store them). */
+  readonly #legacy: LegacyDigests | undefined;
   /** Last known tip of branches this process appended to (fast-path hint; verified by SQL). */
   readonly #tips = new Map<string, Tip>();
-  /** Directory chunks are immutable content-addressed blobs: cache them. */
-  readonly #chunks = new Map<string, Chunk>();
-  /**
-   * Per chunk position, the chunk last written there: a snapshot whose pages at that position did
-   * not change reuses its hash without checking, hashing or storing it again (ST-13).
-   */
-  readonly #written = new Map<number, WrittenChunk>();
+  /** Snapshot directories and their caches (ST-13). */
+  readonly #snapshots: SnapshotTable;
+  readonly #leases: LeaseTable;
+  readonly #chains: ChainReader;
   /**
    * Undo records for the caches above, for changes made inside this store's transactions: a
    * rolled-back transaction takes its cache changes with it (ST-12). Otherwise a tip or segment of
@@ -108,18 +92,43 @@ export class SqliteStore implements Store {
    */
   readonly #undo: (() => void)[] = [];
   #txDepth = 0;
+  /** Depth of `readTransaction` calls: writes are refused inside one. */
+  #reading = 0;
   #closed = false;
   readonly #st: Statements;
+  /** How the file is read (ST-24). */
+  readonly access: StoreAccess;
+  /** The file's schema version as opened (older than SCHEMA_VERSION only for a read-only open of an older file). */
+  readonly schemaVersion: number;
 
   constructor(
     readonly path: string,
-    db: Database.Database,
+    opened: OpenedDatabase,
     options: StoreOptions = {},
   ) {
-    this.#db = db;
+    this.#db = opened.db;
+    this.#release = opened.release;
+    this.access = opened.access;
+    this.schemaVersion = opened.version;
     this.#now = options.now ?? Date.now;
     this.#inlineLimit = options.inlineLimit ?? 1024 * 1024;
-    this.#st = prepare(db);
+    const legacy = opened.version < DIGEST_VERSION;
+    this.#st = prepare(opened.db, legacy);
+    this.#segments = new Segments(this.#st, (map, key, value) => this.#remember(map, key, value));
+    this.#snapshots = new SnapshotTable({
+      st: this.#st,
+      putBlob: (bytes) => this.putBlob(bytes),
+      getBlobs: (hashes) => this.getBlobs(hashes),
+      set: (map, key, value) => this.#set(map, key, value),
+      remember: (map, key, value) => this.#remember(map, key, value),
+    });
+    this.#chains = new ChainReader(this.#st, (head, depth, after) => this.#spans(head, depth, after), {
+      blobText: (hash, event) => this.#blobText(hash, event),
+      meta: (row, session) => this.#metaOf(row, session),
+      digest: (raw, id) => (raw === null ? this.#legacyHex(id) : hexOf(raw)),
+    });
+    this.#leases = new LeaseTable(this.#st, (where) => this.#clock(where));
+    this.#legacy = legacy ? new LegacyDigests(this.#st, this.#segments, (h, e) => this.#blobText(h, e)) : undefined;
     // Every failure (corruption, full disk, read-only file, lock timeout, a malformed argument)
     // surfaces as a StoreError that says what happened and what to do (ST-20).
     for (const name of GUARDED) {
@@ -143,7 +152,11 @@ export class SqliteStore implements Store {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#db.close();
+    try {
+      this.#db.close();
+    } finally {
+      this.#release();
+    }
   }
 
   /** The underlying connection, for benchmarks and verification tools in this repository. */
@@ -154,12 +167,49 @@ export class SqliteStore implements Store {
   transaction<T>(fn: () => T): T {
     this.#open();
     if (typeof fn !== "function") throw new StoreError("bad-input", "store.transaction takes a function that does the writes");
+    this.#writing("transaction");
     try {
       return this.#tx(fn);
     } catch (e) {
       // The caller's own errors pass through as they are; SQLite's become StoreErrors.
       throw fromSqlite(e, "transaction");
     }
+  }
+
+  readTransaction<T>(fn: () => T): T {
+    this.#open();
+    if (typeof fn !== "function") throw new StoreError("bad-input", "store.readTransaction takes a function that does the reads");
+    // Inside a write transaction (or an outer read one) every read already sees one state.
+    if (this.#db.inTransaction) {
+      this.#reading++;
+      try {
+        return fn();
+      } finally {
+        this.#reading--;
+      }
+    }
+    try {
+      this.#db.exec("BEGIN DEFERRED");
+    } catch (e) {
+      throw fromSqlite(e, "starting a read transaction");
+    }
+    this.#reading++;
+    try {
+      return fn();
+    } finally {
+      this.#reading--;
+      // A read transaction has nothing to commit; ending it lets checkpoints pass its snapshot.
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+    }
+  }
+
+  /** Refuses a write inside `readTransaction`: it would need the write lock from a snapshot that may be stale. */
+  #writing(what: string): void {
+    if (this.#reading > 0)
+      throw new StoreError(
+        "bad-input",
+        `store.${what} was called inside store.readTransaction, which only reads; write outside it (or use store.transaction)`,
+      );
   }
 
   /**
@@ -210,16 +260,17 @@ export class SqliteStore implements Store {
     checkTitle(input.title, "createSession");
     checkMetadata(input.metadata, "createSession");
     checkEvent(input.genesis, "createSession: the genesis event");
-    const id = newSessionId(this.#now());
-    const created = this.#now();
+    this.#writing("createSession");
+    const created = this.#clock("createSession");
+    const id = newSessionId(created);
     const metadata = input.metadata ?? {};
     try {
       return this.#tx(() => {
         this.#st.insertSession.run(id, input.title ?? null, created, JSON.stringify(metadata));
         const segment = Number(this.#st.insertSegment.run(id, null, 0).lastInsertRowid);
         this.#st.insertBranch.run(id, "main", segment, null, created, "genesis", null);
-        const genesis = this.#insertEvent(id, segment, 1, null, input.genesis);
-        this.#setTip(tipKey(id, "main"), { segment, depth: 1, id: genesis.id });
+        const [genesis, digest] = this.#insertEvent(id, segment, 1, null, null, input.genesis);
+        this.#setTip(tipKey(id, "main"), { segment, depth: 1, id: genesis.id, digest });
         return { session: { id, title: input.title ?? null, created, metadata }, genesis: { ...genesis, data: input.genesis.data } };
       });
     } catch (e) {
@@ -254,6 +305,7 @@ export class SqliteStore implements Store {
       throw new StoreError("bad-input", "updateSession takes {title?, metadata?} as its second argument");
     checkTitle(changes.title, "updateSession");
     checkMetadata(changes.metadata, "updateSession");
+    this.#writing("updateSession");
     // Read and write under the write lock: two concurrent merges of metadata both land.
     return this.#tx(() => {
       const current = this.getSession(id) ?? notFound(`session ${id}`);
@@ -268,6 +320,7 @@ export class SqliteStore implements Store {
     this.#open();
     checkSession(session, "reserve");
     if (!Number.isSafeInteger(count) || count < 1) throw new StoreError("bad-input", `reserve takes a positive count, got ${count}`);
+    this.#writing("reserve");
     const top = this.#st.reserve.get(count, session) as number | undefined;
     if (top === undefined) notFound(`session ${session}`);
     return (top as number) - count + 1;
@@ -289,7 +342,7 @@ export class SqliteStore implements Store {
     return row === undefined ? undefined : this.#branchOf(session, row);
   }
 
-  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[]): EventMeta[] {
+  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], options?: AppendOptions): EventMeta[] {
     this.#open();
     checkSession(session, "append");
     if (typeof branch !== "string") throw new StoreError("bad-input", `append: the branch must be a name, got ${show(branch)}`);
@@ -298,84 +351,150 @@ export class SqliteStore implements Store {
       throw new StoreError("bad-input", `append takes an array of events {kind, data, label?, by?, ts?}, got ${show(events)}`);
     // Both paths below write only what passed these checks (ST-20).
     for (let i = 0; i < events.length; i++) checkEvent(events[i], events.length === 1 ? "append: the event" : `append: event ${i}`);
+    const lease = options?.lease;
+    if (lease !== undefined && (!Number.isSafeInteger(lease) || lease < 1))
+      throw new StoreError(
+        "bad-input",
+        `append: options.lease must be a lease token (a positive integer from acquireLease), got ${show(lease)}`,
+      );
+    this.#writing("append");
     if (events.length === 0) return [];
     const key = tipKey(session, branch);
     const tip = this.#tips.get(key);
     try {
       // Fast path: this branch owns its segment and we know its tip. One statement, autocommit;
-      // its WHERE clause is the compare-and-swap (ST-9).
+      // its WHERE clause is the compare-and-swap (ST-9), and the fencing check when a lease is given.
       if (events.length === 1 && tip !== undefined && tip.id === expectedHead) {
         const e = events[0] as EventInput;
-        const ts = e.ts ?? this.#now();
+        const ts = e.ts ?? this.#clock("append");
+        const label = e.label ?? null;
+        const by = e.by ?? null;
+        const digest = digestBytes(tip.digest, e.kind, label, by, ts, e.data);
         const [blob, data] = this.#payload(e.data);
-        const r = this.#st.appendIfTip.run(
-          tip.segment,
-          tip.depth + 1,
-          tip.id,
-          e.kind,
-          e.label ?? null,
-          e.by ?? null,
-          ts,
-          blob,
-          data,
-          session,
-          branch,
-          tip.segment,
-          tip.segment,
-          tip.depth + 1,
-        );
+        const depth = tip.depth + 1;
+        const r =
+          lease === undefined
+            ? this.#st.appendIfTip.run(
+                tip.segment,
+                depth,
+                tip.id,
+                e.kind,
+                label,
+                by,
+                ts,
+                digest,
+                blob,
+                data,
+                session,
+                branch,
+                tip.segment,
+                tip.segment,
+                depth,
+              )
+            : this.#st.appendIfTipLeased.run(
+                tip.segment,
+                depth,
+                tip.id,
+                e.kind,
+                label,
+                by,
+                ts,
+                digest,
+                blob,
+                data,
+                session,
+                branch,
+                tip.segment,
+                tip.segment,
+                depth,
+                session,
+                branch,
+                lease,
+              );
         if (r.changes === 1) {
           const id = Number(r.lastInsertRowid) as EventId;
-          this.#setTip(key, { segment: tip.segment, depth: tip.depth + 1, id });
-          return [{ id, session, prior: tip.id, depth: tip.depth + 1, kind: e.kind, label: e.label ?? null, by: e.by ?? null, ts }];
+          this.#setTip(key, { segment: tip.segment, depth, id, digest });
+          return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
         }
       }
-      return this.#tx(() => this.#appendSlow(session, branch, expectedHead, events));
+      return this.#tx(() => this.#appendSlow(session, branch, expectedHead, events, lease));
     } catch (e) {
       throw fromSqlite(e, `appending to ${session}@${branch}`);
     }
   }
 
-  #appendSlow(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[]): EventMeta[] {
-    const row = (this.#st.branch.get(session, branch) as Row | undefined) ?? notFound(`branch "${branch}" of session ${session}`);
-    let segment = Number(row.segment);
-    let head: EventId;
-    let depth: number;
-    if (row.head === null) {
-      const t = this.#st.tip.get(segment) as Row;
-      head = Number(t.id) as EventId;
-      depth = Number(t.depth);
-    } else {
-      head = Number(row.head) as EventId;
-      depth = (this.eventMeta(head) as EventMeta).depth;
+  #appendSlow(
+    session: SessionId,
+    branch: string,
+    expectedHead: EventId,
+    events: readonly EventInput[],
+    lease: number | undefined,
+  ): EventMeta[] {
+    if (lease !== undefined) {
+      const holder = this.#leases.holder(session, branch);
+      if (holder?.token !== lease) throw new LeaseLost(session, branch, lease, holder);
     }
+    const row = (this.#st.branch.get(session, branch) as Row | undefined) ?? notFound(`branch "${branch}" of session ${session}`);
+    const current = this.#branchOf(session, row);
+    let segment = Number(row.segment);
+    const head = current.head;
+    let depth = current.headDepth;
     if (head !== expectedHead) {
       this.#setTip(tipKey(session, branch), undefined);
       throw new HeadConflict(session, branch, expectedHead, head);
     }
     if (row.head !== null) {
       // The first append after a fork or rewind opens a new segment that this branch owns.
-      const from = this.#segmentOfEvent(head);
-      segment = Number(this.#st.insertSegment.run(session, from, depth).lastInsertRowid);
+      segment = Number(this.#st.insertSegment.run(session, this.#segmentOf(head), depth).lastInsertRowid);
       this.#st.ownSegment.run(segment, session, branch);
     }
     const out: EventMeta[] = [];
     let prior: EventId = head;
+    // The tip hint holds the head's digest when it names the head SQL just read (group commits).
+    const hint = this.#tips.get(tipKey(session, branch));
+    let digest = hint?.id === head ? hint.digest : this.#digestOf(head);
     for (const e of events) {
-      const meta = this.#insertEvent(session, segment, ++depth, prior, e);
+      const [meta, d] = this.#insertEvent(session, segment, ++depth, prior, digest, e);
       out.push(meta);
       prior = meta.id;
+      digest = d;
     }
-    this.#setTip(tipKey(session, branch), { segment, depth, id: prior });
+    this.#setTip(tipKey(session, branch), { segment, depth, id: prior, digest });
     return out;
   }
 
-  /** Inserts one event that {@link checkEvent} accepted. */
-  #insertEvent(session: SessionId, segment: number, depth: number, prior: EventId | null, e: EventInput): EventMeta {
-    const ts = e.ts ?? this.#now();
+  /** Inserts one event that {@link checkEvent} accepted, chained to `priorDigest`; returns it and its digest. */
+  #insertEvent(
+    session: SessionId,
+    segment: number,
+    depth: number,
+    prior: EventId | null,
+    priorDigest: Buffer | null,
+    e: EventInput,
+  ): [EventMeta, Buffer] {
+    const ts = e.ts ?? this.#clock("append");
+    const label = e.label ?? null;
+    const by = e.by ?? null;
+    const digest = digestBytes(priorDigest, e.kind, label, by, ts, e.data);
     const [blob, data] = this.#payload(e.data);
-    const r = this.#st.insertEvent.run(segment, depth, prior, e.kind, e.label ?? null, e.by ?? null, ts, blob, data);
-    return { id: Number(r.lastInsertRowid) as EventId, session, prior, depth, kind: e.kind, label: e.label ?? null, by: e.by ?? null, ts };
+    const r = this.#st.insertEvent.run(segment, depth, prior, e.kind, label, by, ts, digest, blob, data);
+    const id = Number(r.lastInsertRowid) as EventId;
+    return [{ id, session, prior, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }, digest];
+  }
+
+  /** The store's clock, checked like a caller's timestamp (ST-20). */
+  #clock(where: string): number {
+    const ts = this.#now();
+    if (!isTimestamp(ts)) throw badTimestamp(ts, `${where}: the store's clock (options.now)`);
+    return ts;
+  }
+
+  /** The stored digest of an existing event (computed for a legacy file). */
+  #digestOf(id: EventId): Buffer {
+    const row = (this.#st.headOf.get(id) as Row | undefined) ?? notFound(`event ${id}`);
+    if (row.digest !== null) return row.digest as Buffer;
+    const segment = this.#segmentOf(id);
+    return (this.#legacy as LegacyDigests).of(id, segment, Number(row.depth));
   }
 
   /** Payloads over the inline limit are stored once as a blob and referenced (ST-14). */
@@ -389,11 +508,12 @@ export class SqliteStore implements Store {
     checkSession(session, "fork");
     checkId(at, "fork: the event to fork at");
     checkBranchName(name);
+    this.#writing("fork");
     const meta = this.eventMeta(at);
     if (meta === undefined || meta.session !== session)
       throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
     try {
-      this.#st.insertBranch.run(session, name, this.#segmentOfEvent(at), at, this.#now(), "fork", at);
+      this.#st.insertBranch.run(session, name, this.#segmentOf(at), at, this.#clock("fork"), "fork", at);
     } catch (e) {
       if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
         throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
@@ -415,6 +535,7 @@ export class SqliteStore implements Store {
     if (typeof options !== "object" || options === null)
       throw new StoreError("bad-input", "moveHead takes {expected?, keepAs?} as options");
     if (options.expected !== undefined) checkId(options.expected, "moveHead: the expected head");
+    this.#writing("moveHead");
     const target = this.eventMeta(to);
     if (target === undefined || target.session !== session)
       throw new StoreError("not-found", `event ${to} is not an event of session ${session}`);
@@ -432,13 +553,13 @@ export class SqliteStore implements Store {
           const existing = this.branch(session, name);
           if (existing === undefined) {
             // The kept branch takes over the segment the moved branch owned (if it owned one).
-            this.#st.insertBranch.run(session, name, Number(row.segment), row.head, this.#now(), "rewind", to);
+            this.#st.insertBranch.run(session, name, Number(row.segment), row.head, this.#clock("moveHead"), "rewind", to);
             kept = this.branch(session, name) as BranchInfo;
           } else if (existing.head !== current.head) {
             throw new StoreError("exists", `cannot keep the old head as "${name}": that branch exists and points elsewhere`);
           } else kept = existing;
         }
-        this.#st.pinBranch.run(this.#segmentOfEvent(to), to, session, branch);
+        this.#st.pinBranch.run(this.#segmentOf(to), to, session, branch);
         this.#setTip(tipKey(session, branch), undefined);
         return { branch: this.branch(session, branch) as BranchInfo, kept };
       });
@@ -461,7 +582,7 @@ export class SqliteStore implements Store {
     checkId(id, "eventMeta");
     const row = this.#st.eventMeta.get(id) as Row | undefined;
     if (row === undefined) return undefined;
-    return metaOf(row, this.#segment(Number(row.segment)).session);
+    return this.#metaOf(row, this.#segments.segment(Number(row.segment)).session);
   }
 
   events(ids: readonly EventId[]): StoredEvent[] {
@@ -471,7 +592,9 @@ export class SqliteStore implements Store {
     const out: StoredEvent[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const batch = ids.slice(i, i + 500);
-      const rows = this.#db.prepare(`${EVENT_FULL} WHERE e.id IN (${batch.map(() => "?").join(",")})`).all(...batch) as Row[];
+      const rows = this.#db
+        .prepare(`SELECT ${this.#st.fullColumns} FROM events WHERE id IN (${batch.map(() => "?").join(",")})`)
+        .all(...batch) as Row[];
       const byId = new Map(rows.map((r) => [Number(r.id), r]));
       for (const id of batch) {
         const r = byId.get(id);
@@ -482,94 +605,27 @@ export class SqliteStore implements Store {
   }
 
   chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
-    const out: string[] = [];
-    this.#readChain("chainData", head, afterDepth, limit, (contiguous, args) => {
-      const found = (contiguous ? this.#st.chainDataRange : this.#st.chainDataDepths).all(...args) as string[];
-      if (found.includes("")) {
-        // blob-backed payloads read as "": their refs come in the same order
-        const refs = (contiguous ? this.#st.chainBlobsRange : this.#st.chainBlobsDepths).all(...args) as Buffer[];
-        let k = 0;
-        for (let i = 0; i < found.length; i++) if (found[i] === "") found[i] = this.#blobText(refs[k++] as Buffer, head);
-      }
-      for (const d of found) out.push(d);
-      return found.length;
-    });
-    return out;
+    const meta = this.#chainHead("chainData", head, afterDepth, limit);
+    return this.#chains.data(head, meta, afterDepth, limit);
   }
 
   chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
-    const out: StoredEvent[] = [];
-    this.#readChain("chain", head, afterDepth, limit, (contiguous, args, session) => {
-      const found = (contiguous ? this.#st.chainRange : this.#st.chainDepths).all(...args) as unknown[][];
-      for (const r of found) {
-        const blob = r[7] as Buffer | null;
-        out.push({
-          id: r[0] as EventId,
-          session,
-          prior: (r[2] as EventId | null) ?? null,
-          depth: r[1] as number,
-          kind: r[3] as string,
-          label: (r[4] as string | null) ?? null,
-          by: (r[5] as string | null) ?? null,
-          ts: r[6] as number,
-          data: blob === null ? (r[8] as string) : this.#blobText(blob, r[0] as number),
-        });
-      }
-      return found.length;
-    });
-    return out;
+    const meta = this.#chainHead("chain", head, afterDepth, limit);
+    return this.#chains.events(meta, afterDepth, limit);
   }
 
-  /**
-   * One range read per span of `head`'s chain after `afterDepth`, at most `limit` rows (ST-7).
-   * The span's first and last rows come from the index; if the ids between them are (nearly) all
-   * this segment's — a line appended alone, the usual case and the long-resume path — `read` gets
-   * a rowid range `[lo, hi, segment, room]`; if other sessions' or lines' rows are interleaved, it
-   * gets `(segment, depth)` bounds `[segment, from, to, room]`, so the cost is the span's own rows
-   * whatever else the file holds. `read` returns how many rows it read.
-   */
-  #readChain(
-    what: string,
-    head: EventId,
-    afterDepth: number,
-    limit: number,
-    read: (contiguous: boolean, args: readonly number[], session: SessionId) => number,
-  ): void {
+  chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
+    const meta = this.#chainHead("chainMeta", head, afterDepth, limit);
+    return withPriors(this.#chains.metas(meta, afterDepth, limit, reverse), (id) => this.eventMeta(id)?.prior ?? null, reverse);
+  }
+
+  /** Checks a chain read's arguments; the head's metadata. */
+  #chainHead(what: string, head: EventId, afterDepth: number, limit: number): EventMeta {
     this.#open();
     checkId(head, `${what}: the head`);
     checkCount(afterDepth, `${what}: afterDepth`);
     checkCount(limit, `${what}: limit`);
-    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
-    let left = Math.min(limit, Number.MAX_SAFE_INTEGER);
-    for (const span of this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth).reverse()) {
-      if (left <= 0) break;
-      const from = Math.max(span.from, afterDepth);
-      const to = Math.min(span.to, from + left);
-      const lo = this.#st.firstAfter.get(span.segment, from) as [number, number] | undefined;
-      const hi = this.#st.lastUpTo.get(span.segment, to) as [number, number] | undefined;
-      if (lo === undefined || hi === undefined || hi[1] < lo[1]) continue;
-      const contiguous = hi[0] - lo[0] + 1 <= ROWID_SPREAD * (hi[1] - lo[1] + 1);
-      left -= read(contiguous, contiguous ? [lo[0], hi[0], span.segment, left] : [span.segment, from, to, left], meta.session);
-    }
-  }
-
-  chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
-    this.#open();
-    checkId(head, "chainMeta: the head");
-    checkCount(afterDepth, "chainMeta: afterDepth");
-    checkCount(limit, "chainMeta: limit");
-    limit = Math.min(limit, Number.MAX_SAFE_INTEGER);
-    const meta = this.eventMeta(head) ?? notFound(`event ${head}`);
-    const spans = this.#spans(this.#segmentOfEvent(head), meta.depth, afterDepth);
-    const out: EventMeta[] = [];
-    const ordered = reverse ? spans : spans.reverse();
-    for (const span of ordered) {
-      if (out.length >= limit) break;
-      const st = reverse ? this.#st.listRangeDesc : this.#st.listRange;
-      for (const r of st.all(span.segment, Math.max(span.from, afterDepth), span.to, limit - out.length) as Row[])
-        out.push(metaOf(r, meta.session));
-    }
-    return withPriors(out, this, reverse);
+    return this.eventMeta(head) ?? notFound(`event ${head}`);
   }
 
   log(session: SessionId, query: LogQuery = {}): EventMeta[] {
@@ -597,8 +653,8 @@ export class SqliteStore implements Store {
     const a = this.eventMeta(ancestor);
     const d = this.eventMeta(descendant);
     if (a === undefined || d === undefined || a.session !== d.session || a.depth > d.depth) return false;
-    const seg = this.#segmentOfEvent(ancestor);
-    return this.#spans(this.#segmentOfEvent(descendant), d.depth, 0).some((s) => s.segment === seg && a.depth > s.from && a.depth <= s.to);
+    const seg = this.#segmentOf(ancestor);
+    return this.#spans(descendant, d.depth, 0).some((s) => s.segment === seg && a.depth > s.from && a.depth <= s.to);
   }
 
   atDepth(head: EventId, depth: number): EventMeta | undefined {
@@ -607,7 +663,7 @@ export class SqliteStore implements Store {
     if (!Number.isSafeInteger(depth)) throw new StoreError("bad-input", `atDepth: the depth must be an integer, got ${show(depth)}`);
     const h = this.eventMeta(head);
     if (h === undefined || depth < 1 || depth > h.depth) return undefined;
-    const span = this.#spans(this.#segmentOfEvent(head), h.depth, 0).find((s) => depth > s.from && depth <= s.to);
+    const span = this.#spans(head, h.depth, 0).find((s) => depth > s.from && depth <= s.to);
     if (span === undefined) return undefined;
     const row = this.#st.atDepth.get(span.segment, depth) as Row | undefined;
     return row === undefined ? undefined : this.eventMeta(Number(row.id) as EventId);
@@ -621,49 +677,19 @@ export class SqliteStore implements Store {
     if (typeof header !== "string") throw new StoreError("bad-input", `putSnapshot: the header must be a string, got ${show(header)}`);
     if (!Array.isArray(pages))
       throw new StoreError("bad-input", `putSnapshot: pages must be an array of blob hashes or nulls, got ${show(pages)}`);
-    // Directory format 2 (ST-13, decision 0010): chunks of 64 page hashes are blobs themselves — a
-    // bitmap of the chunk's pages, then the hash of each page present — and the directory is a
-    // bitmap of the chunks that hold a page, then their hashes. A snapshot that changed a few pages
-    // writes a few chunks; empty pages and empty chunks cost nothing to write or read; a chunk equal
-    // to the one last written at its position is neither checked nor hashed nor stored again.
-    const chunkCount = Math.ceil(pages.length / PAGES_PER_CHUNK);
-    const changed: number[] = [];
-    for (let c = 0; c < chunkCount; c++) {
-      const base = c * PAGES_PER_CHUNK;
-      const end = Math.min(base + PAGES_PER_CHUNK, pages.length);
-      const last = this.#written.get(c);
-      if (last !== undefined && samePages(last.pages, pages, base, end)) continue;
-      for (let i = base; i < end; i++) {
-        const p = pages[i];
-        if (p !== null && !isHash(p))
-          throw new StoreError(
-            "bad-input",
-            `putSnapshot: page ${i} is ${show(p)}, not a blob hash (64 lowercase hex characters returned by putBlob) or null; nothing was written`,
-          );
-      }
-      changed.push(c);
-    }
+    this.#writing("putSnapshot");
+    const changed = this.#snapshots.changedChunks(pages);
     const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
-    this.#tx(() => {
-      for (const c of changed) {
-        const base = c * PAGES_PER_CHUNK;
-        const end = Math.min(base + PAGES_PER_CHUNK, pages.length);
-        const bytes = encodeChunk(pages, base, end);
-        const hash = bytes === undefined ? null : this.putBlob(bytes);
-        this.#set(this.#written, c, { pages: pages.slice(base, end), hash });
-      }
-      const chunkHashes = Array.from({ length: chunkCount }, (_, c) => (this.#written.get(c) as WrittenChunk).hash);
-      this.#st.insertSnapshot.run(event, this.#segmentOfEvent(event), meta.depth, header, encodeDirectory(pages.length, chunkHashes));
-    });
+    this.#tx(() => this.#snapshots.write(event, this.#segmentOf(event), meta.depth, header, pages, changed));
   }
 
   nearestSnapshot(event: EventId): SnapshotRecord | undefined {
     this.#open();
     checkId(event, "nearestSnapshot");
     const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
-    for (const span of this.#spans(this.#segmentOfEvent(event), meta.depth, 0)) {
+    for (const span of this.#spans(event, meta.depth, 0)) {
       const row = this.#st.snapshotIn.get(span.segment, span.from, span.to) as Row | undefined;
-      if (row !== undefined) return this.#snapshotOf(row);
+      if (row !== undefined) return this.#snapshots.decode(row);
     }
     return undefined;
   }
@@ -674,40 +700,13 @@ export class SqliteStore implements Store {
     return (this.#st.snapshotsOf.all(session) as Row[]).map((r) => this.eventMeta(Number(r.event) as EventId) as EventMeta);
   }
 
-  /** Decodes a stored directory, format 1 (every chunk, zero hash = empty) or 2 (only chunks with pages). */
-  #snapshotOf(row: Row): SnapshotRecord {
-    const event = Number(row.event);
-    const dir = row.pages as Buffer;
-    const bad = (why: string): never => {
-      throw new StoreError("corrupt", `the snapshot at event ${event} has a damaged page directory (${why}); run \`strata verify\``);
-    };
-    const { count, chunks } = decodeDirectory(dir, bad);
-    const missing = chunks.map(([, h]) => h).filter((h) => !this.#chunks.has(h));
-    if (missing.length > 0) {
-      if (this.#chunks.size + missing.length > CHUNK_CACHE)
-        for (const k of [...this.#chunks.keys()].slice(0, this.#chunks.size + missing.length - CHUNK_CACHE)) this.#chunks.delete(k);
-      for (const [h, data] of this.getBlobs(missing)) this.#remember(this.#chunks, h, decodeChunk(data, h, event));
-    }
-    const pages: (string | null)[] = new Array(count).fill(null);
-    for (const [c, h] of chunks) {
-      const chunk = this.#chunks.get(h);
-      if (chunk === undefined)
-        throw new StoreError("corrupt", `the snapshot at event ${event} names a missing page directory chunk ${h}; run \`strata verify\``);
-      const base = c * PAGES_PER_CHUNK;
-      for (let k = 0; k < chunk.at.length; k++) {
-        const i = base + (chunk.at[k] as number);
-        if (i < count) pages[i] = chunk.hashes[k] as string;
-      }
-    }
-    return { event: event as EventId, depth: Number(row.depth), header: row.header as string, pages };
-  }
-
   // ── blobs ───────────────────────────────────────────────────────────────────────────────────
 
   putBlob(data: Uint8Array | string): string {
     this.#open();
     if (typeof data !== "string" && !(data instanceof Uint8Array))
       throw new StoreError("bad-input", `putBlob takes a string or bytes (Uint8Array/Buffer), got ${show(data)}`);
+    this.#writing("putBlob");
     const hash = sha256(data);
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
     try {
@@ -746,12 +745,54 @@ export class SqliteStore implements Store {
     return this.#st.hasBlob.get(Buffer.from(hash, "hex")) !== undefined;
   }
 
+  // ── leases (ST-23) ──────────────────────────────────────────────────────────────────────────
+
+  acquireLease(session: SessionId, branch: string, owner: string, stale?: (holder: LeaseInfo) => boolean): LeaseResult {
+    this.#open();
+    checkLeaseArgs(session, branch, "acquireLease");
+    checkOwner(owner, stale);
+    this.#writing("acquireLease");
+    try {
+      return this.#tx(() => {
+        if (this.#st.session.get(session) === undefined) notFound(`session ${session}`);
+        return this.#leases.acquire(session, branch, owner, stale);
+      });
+    } catch (e) {
+      // The caller's `stale` may throw: its error passes through as it is; SQLite's become StoreErrors.
+      throw fromSqlite(e, `taking the lease on ${session}@${branch}`);
+    }
+  }
+
+  renewLease(session: SessionId, branch: string, token: number): boolean {
+    this.#open();
+    checkLeaseArgs(session, branch, "renewLease");
+    checkToken(token, "renewLease");
+    this.#writing("renewLease");
+    return this.#leases.renew(session, branch, token);
+  }
+
+  releaseLease(session: SessionId, branch: string, token: number): boolean {
+    this.#open();
+    checkLeaseArgs(session, branch, "releaseLease");
+    checkToken(token, "releaseLease");
+    this.#writing("releaseLease");
+    return this.#leases.release(session, branch, token);
+  }
+
+  lease(session: SessionId, branch: string): LeaseInfo | undefined {
+    this.#open();
+    checkLeaseArgs(session, branch, "lease");
+    return this.#leases.holder(session, branch);
+  }
+
   verify(session?: SessionId, hooks: VerifyHooks = {}): VerifyReport {
     this.#open();
     if (session !== undefined) checkSession(session, "verify");
     if (typeof hooks !== "object" || hooks === null)
       throw new StoreError("bad-input", "verify takes {checkEvent?, checkSnapshot?, progress?} as hooks");
-    return verifyStore(this, this.#db, session, hooks);
+    // One read transaction over everything verify reads, the hooks' reads included (ST-17): a
+    // writer committing meanwhile is not seen half-way.
+    return this.readTransaction(() => verifyStore(this, this.#db, session, hooks, this.#legacy !== undefined));
   }
 
   // ── internals ───────────────────────────────────────────────────────────────────────────────
@@ -760,56 +801,55 @@ export class SqliteStore implements Store {
     if (this.#closed) throw new StoreError("closed", `the store at ${this.path} was closed`);
   }
 
-  #segment(id: number): Segment {
-    let s = this.#segments.get(id);
-    if (s === undefined) {
-      // Fetch the whole ancestry in one query: segments never change once written.
-      for (const r of this.#st.segmentAncestry.all(id) as Row[]) {
-        const seg: Segment = {
-          id: Number(r.id),
-          session: r.session as SessionId,
-          parent: r.parent === null ? null : Number(r.parent),
-          forkDepth: Number(r.fork_depth),
-        };
-        this.#remember(this.#segments, seg.id, seg);
-      }
-      s = this.#segments.get(id) ?? notFound(`segment ${id}`);
-    }
-    return s;
+  /** The segment of an event that must exist. */
+  #segmentOf(id: EventId): number {
+    return this.#segments.segmentOfEvent(id) ?? notFound(`event ${id}`);
   }
 
-  #segmentOfEvent(id: EventId): number {
-    const row = this.#st.eventSegment.get(id) as Row | undefined;
-    if (row === undefined) notFound(`event ${id}`);
-    return Number((row as Row).segment);
+  /** The spans of the chain ending at event `head` (at `depth`), newest first, after `afterDepth`. */
+  #spans(head: EventId, depth: number, afterDepth: number) {
+    return this.#segments.spans(this.#segmentOf(head), depth, afterDepth);
   }
 
-  /** The chain ending at (`segment`, `depth`), newest span first, cut at `afterDepth` (ST-7). */
-  #spans(segment: number, depth: number, afterDepth: number): Span[] {
-    const out: Span[] = [];
-    let seg: Segment | undefined = this.#segment(segment);
-    let to = depth;
-    while (seg !== undefined && to > afterDepth) {
-      out.push({ segment: seg.id, from: seg.forkDepth, to });
-      to = seg.forkDepth;
-      seg = seg.parent === null ? undefined : this.#segment(seg.parent);
-    }
-    return out;
+  #metaOf(row: Row, session: SessionId): EventMeta {
+    return metaOf(row, session, row.digest === null ? this.#legacyHex(Number(row.id) as EventId) : hexOf(row.digest));
   }
 
+  /** The digest of an event of a legacy file (computed from its chain). */
+  #legacyHex(id: EventId): string {
+    if (this.#legacy === undefined) throw new StoreError("corrupt", `event ${id} has no digest; run \`strata verify\``);
+    const row = (this.#st.eventMeta.get(id) as Row | undefined) ?? notFound(`event ${id}`);
+    return this.#legacy.of(id, Number(row.segment), Number(row.depth)).toString("hex");
+  }
+
+  /**
+   * A branch row as BranchInfo. A head that names no event (a pinned head whose event is gone, a
+   * segment with no events) is damage: a `corrupt` error naming the session, branch and event.
+   */
   #branchOf(session: SessionId, row: Row): BranchInfo {
     let head: EventId;
     let headDepth: number;
+    const name = row.name as string;
     if (row.head === null) {
+      if (row.tip_id === null)
+        throw new StoreError(
+          "corrupt",
+          `branch "${name}" of session ${session} follows segment ${row.segment}, which has no events: the database is damaged; run \`strata verify\` to list the damage`,
+        );
       head = Number(row.tip_id) as EventId;
       headDepth = Number(row.tip_depth);
     } else {
+      if (row.head_depth === null)
+        throw new StoreError(
+          "corrupt",
+          `branch "${name}" of session ${session} points at event ${row.head}, which does not exist: the database is damaged; run \`strata verify\` to list the damage, and restore the file from a backup copy`,
+        );
       head = Number(row.head) as EventId;
       headDepth = Number(row.head_depth);
     }
     return {
       session,
-      name: row.name as string,
+      name,
       head,
       headDepth,
       created: Number(row.created),
@@ -833,7 +873,7 @@ export class SqliteStore implements Store {
       if (bytes === undefined) throw new StoreError("corrupt", `event ${row.id} refers to missing blob ${hash}`);
       data = bytes.toString("utf8");
     }
-    return { ...metaOf(row, this.#segment(Number(row.segment)).session), data };
+    return { ...this.#metaOf(row, this.#segments.segment(Number(row.segment)).session), data };
   }
 }
 
@@ -864,50 +904,8 @@ const GUARDED = [
   "getBlob",
   "getBlobs",
   "hasBlob",
+  "renewLease",
+  "releaseLease",
+  "lease",
   "verify",
 ] as const satisfies readonly (keyof Store)[];
-
-function tipKey(session: SessionId, branch: string): string {
-  return `${session}\u0000${branch}`;
-}
-
-function sessionOf(row: Row): SessionInfo {
-  let metadata: Record<string, unknown>;
-  try {
-    metadata = JSON.parse(row.metadata as string);
-  } catch {
-    throw new StoreError("corrupt", `session ${row.id} has unreadable metadata; run \`strata verify\` and restore the file from a copy`);
-  }
-  return { id: row.id as SessionId, title: (row.title as string | null) ?? null, created: Number(row.created), metadata };
-}
-
-function metaOf(row: Row, session: SessionId): EventMeta {
-  return {
-    id: Number(row.id) as EventId,
-    session,
-    prior: row.prior === undefined || row.prior === null ? null : (Number(row.prior) as EventId),
-    depth: Number(row.depth),
-    kind: row.kind as string,
-    label: (row.label as string | null) ?? null,
-    by: (row.by as string | null) ?? null,
-    ts: Number(row.ts),
-  };
-}
-
-/**
- * Listing reads the covering index, which has no `prior`: on a chain, an event's prior is the
- * event before it, so only the first one needs a lookup.
- */
-function withPriors<T extends EventMeta>(list: T[], store: SqliteStore, reverse = false): T[] {
-  const n = list.length;
-  if (n === 0) return list;
-  const out = list.map((e, i) => {
-    const j = reverse ? i + 1 : i - 1;
-    if (j >= 0 && j < n) return { ...e, prior: (list[j] as T).id };
-    return e;
-  });
-  const edge = reverse ? n - 1 : 0;
-  const first = out[edge] as T;
-  if (first.prior === null && first.depth > 1) out[edge] = { ...first, prior: store.eventMeta(first.id)?.prior ?? null };
-  return out;
-}

@@ -4,10 +4,13 @@
  * docs/decisions/0006). Every method either does all it says or throws and changes nothing.
  */
 import type {
+  AppendOptions,
   BranchInfo,
   EventId,
   EventInput,
   EventMeta,
+  LeaseInfo,
+  LeaseResult,
   LogQuery,
   SessionId,
   SessionInfo,
@@ -40,6 +43,12 @@ export interface Store {
 
   /** Runs `fn` in one write transaction: everything it writes commits together or not at all. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Runs `fn` against one consistent state of the file (ST-17): every read inside sees the same
+   * committed state, whatever other processes commit meanwhile. `fn` only reads: a write inside
+   * is a `bad-input` error. Errors thrown by `fn` pass through unchanged.
+   */
+  readTransaction<T>(fn: () => T): T;
 
   createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent };
   getSession(id: SessionId): SessionInfo | undefined;
@@ -60,9 +69,11 @@ export interface Store {
   branch(session: SessionId, name: string): BranchInfo | undefined;
   /**
    * Appends `events` after `expectedHead` on `branch`, as one transaction, and moves the branch
-   * head to the last one. Throws `HeadConflict` if the head is not `expectedHead`.
+   * head to the last one. Throws `HeadConflict` if the head is not `expectedHead`, and — when
+   * `options.lease` is given — `LeaseLost` if the branch's lease is no longer that token (ST-23).
+   * Each event gets its digest (ST-21).
    */
-  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[]): EventMeta[];
+  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], options?: AppendOptions): EventMeta[];
   /** Creates branch `name` with its head at `at` (any event of the session). Writes one row. */
   fork(session: SessionId, at: EventId, name: string): BranchInfo;
   /**
@@ -111,6 +122,21 @@ export interface Store {
   /** Many blobs at once, keyed by hash. */
   getBlobs(hashes: readonly string[]): Map<string, Buffer>;
   hasBlob(hash: string): boolean;
+
+  /**
+   * Takes the one-driver lease of (`session`, `branch`) in one IMMEDIATE write transaction (ST-23):
+   * if nobody holds it, or `stale(holder)` — called inside the transaction — returns true, the
+   * caller becomes the holder with a new fencing token (one more than the last token handed out
+   * for this branch, released or not). Otherwise nothing changes and the holder is returned.
+   * `owner` is opaque text of at most 4096 characters. Errors thrown by `stale` pass through.
+   */
+  acquireLease(session: SessionId, branch: string, owner: string, stale?: (holder: LeaseInfo) => boolean): LeaseResult;
+  /** Marks the lease as alive now (`renewed`); false if `token` no longer holds it. */
+  renewLease(session: SessionId, branch: string, token: number): boolean;
+  /** Gives the lease up; false if `token` no longer holds it. The token is never handed out again. */
+  releaseLease(session: SessionId, branch: string, token: number): boolean;
+  /** The current holder of the branch's lease, if any (undefined on a file without leases: ST-4). */
+  lease(session: SessionId, branch: string): LeaseInfo | undefined;
 
   verify(session?: SessionId, hooks?: VerifyHooks): VerifyReport;
 }

@@ -43,6 +43,11 @@ export interface EventMeta {
   readonly label: string | null;
   readonly by: string | null;
   readonly ts: number;
+  /**
+   * sha256 over the prior's digest and this event's kind, label, by, ts and data, as 64 lowercase
+   * hex characters (ST-21, `eventDigest`): the same in every database that holds the chain.
+   */
+  readonly digest: string;
 }
 
 export interface StoredEvent extends EventMeta {
@@ -81,6 +86,32 @@ export interface SnapshotRecord {
   readonly pages: readonly (string | null)[];
 }
 
+/** Options of `append`. */
+export interface AppendOptions {
+  /**
+   * A fencing token from `acquireLease`: the append writes only while the branch's lease is still
+   * that token, and otherwise fails with `LeaseLost` (ST-23). Without it, leases are not looked at.
+   */
+  readonly lease?: number;
+}
+
+/** The holder of a branch's one-driver lease (ST-23). */
+export interface LeaseInfo {
+  readonly session: SessionId;
+  readonly branch: string;
+  /** Fencing token: increases on every successful acquisition of this (session, branch), never reused. */
+  readonly token: number;
+  /** Opaque text chosen by the holder (the CLI puts its pid, host and process start time there). */
+  readonly owner: string;
+  /** When this holder acquired the lease (ms since the epoch, the store's clock). */
+  readonly acquired: number;
+  /** When this holder last renewed it (equal to `acquired` until the first renewal). */
+  readonly renewed: number;
+}
+
+/** What `acquireLease` returns: the new lease, or the holder that kept it. */
+export type LeaseResult = { readonly ok: true; readonly lease: LeaseInfo } | { readonly ok: false; readonly holder: LeaseInfo };
+
 export interface LogQuery {
   /** Branch to list (default "main"). */
   readonly branch?: string;
@@ -104,6 +135,7 @@ export interface VerifyFinding {
     | "bad-head"
     | "missing-blob"
     | "bad-blob"
+    | "bad-digest"
     | "bad-event"
     | "bad-snapshot"
     | "snapshot-mismatch";

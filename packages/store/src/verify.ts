@@ -1,20 +1,33 @@
 /**
  * `verify` (ST-17): checks what the store can judge alone — SQLite integrity, chain links, depths,
- * branch heads, blob hashes, snapshot page references — and asks the engine's hooks about event
- * payloads and snapshot contents. Read-only; returns every finding rather than stopping at the
+ * segment ancestry, branch heads, event digests, blob hashes, snapshot page references — and asks
+ * the engine's hooks about event payloads and snapshot contents. Read-only, inside the one read
+ * transaction the store opens around it; returns every finding rather than stopping at the
  * first. On a damaged file each check that cannot be read becomes an `integrity` finding and the
  * other checks go on: verify reports damage, it does not throw it.
  */
 import type Database from "better-sqlite3";
+import { isTimestamp } from "./checks.ts";
+import { digestBytes } from "./digest.ts";
 import { StoreError } from "./errors.ts";
 import { sha256 } from "./hash.ts";
+import { shapeDamage } from "./integrity.ts";
+import type { Row } from "./rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import type { VerifyHooks } from "./store.ts";
-import type { EventId, SessionId, VerifyFinding, VerifyReport } from "./types.ts";
+import type { EventId, SessionId, StoredEvent, VerifyFinding, VerifyReport } from "./types.ts";
 
-type Row = Record<string, unknown>;
-
-export function verifyStore(store: SqliteStore, db: Database.Database, only: SessionId | undefined, hooks: VerifyHooks): VerifyReport {
+/**
+ * Verifies `only` (or every session). `legacy`: the file predates digests (schema < 3, opened
+ * read-only as it is), so there are none to check.
+ */
+export function verifyStore(
+  store: SqliteStore,
+  db: Database.Database,
+  only: SessionId | undefined,
+  hooks: VerifyHooks,
+  legacy = false,
+): VerifyReport {
   const findings: VerifyFinding[] = [];
   const add = (f: VerifyFinding) => findings.push(f);
   /** Runs one check; if the file cannot be read there, reports it and goes on (ST-17). */
@@ -30,6 +43,11 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
     }
   };
 
+  if (store.path !== ":memory:")
+    guard("checking the file's size and header", undefined, () => {
+      const why = shapeDamage(store.path, db);
+      if (why !== undefined) add({ code: "integrity", message: `${store.path}: ${why}` });
+    });
   guard("SQLite's quick check", undefined, () => {
     for (const line of db.pragma("quick_check") as Row[]) {
       const v = String(Object.values(line)[0]);
@@ -63,7 +81,33 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
     const depthOf = new Map<number, number>(); // event id -> depth, for prior checks
     const segmentOf = new Map<number, number>();
     if (segments.length === 0) add({ code: "bad-segment", session, message: `session ${session} has no segments` });
+    checkAncestry(segments);
     for (const seg of segments) guard(`reading segment ${seg.id} of session ${session}`, session, () => verifySegment(seg));
+
+    /** Each segment's parents must lead to the root without a cycle (ST-25): bounded by the segment count. */
+    function checkAncestry(all: Row[]): void {
+      const parentOf = new Map(all.map((g) => [Number(g.id), g.parent === null ? null : Number(g.parent)]));
+      const reported = new Set<number>();
+      for (const start of parentOf.keys()) {
+        const path: number[] = [];
+        let at: number | null | undefined = start;
+        while (at !== null && at !== undefined && path.length <= parentOf.size) {
+          path.push(at);
+          at = parentOf.get(at);
+        }
+        if (path.length > parentOf.size) {
+          const cycle = path.slice(path.indexOf(path[path.length - 1] as number));
+          const key = Math.min(...cycle);
+          if (reported.has(key)) continue;
+          reported.add(key);
+          add({
+            code: "bad-segment",
+            session,
+            message: `segments ${cycle.join(" → ")} form a cycle of parents: their chains have no beginning`,
+          });
+        }
+      }
+    }
 
     function verifySegment(seg: Row): void {
       const id = Number(seg.id);
@@ -75,21 +119,25 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
         add({ code: "bad-segment", session, message: `root segment ${id} starts at depth ${forkDepth}, not 0` });
       let expected = forkDepth + 1;
       let prev: number | null = null;
+      /** The stored digest of the event before this one on its chain (null at genesis). */
+      let prevDigest: Buffer | null = null;
       if (parent !== null) {
-        const fork = db.prepare("SELECT id FROM events WHERE segment = ? AND depth = ?").pluck().get(parent, forkDepth) as
-          | number
-          | undefined;
+        const fork = db
+          .prepare(`SELECT id, ${legacy ? "NULL AS digest" : "digest"} FROM events WHERE segment = ? AND depth = ?`)
+          .get(parent, forkDepth) as Row | undefined;
         if (fork === undefined)
           add({
             code: "bad-segment",
             session,
             message: `segment ${id} forks from depth ${forkDepth} of segment ${parent}, which has no such event`,
           });
-        else prev = Number(fork);
+        else {
+          prev = Number(fork.id);
+          prevDigest = fork.digest as Buffer | null;
+        }
       }
-      for (const e of db
-        .prepare("SELECT id, depth, prior, blob FROM events WHERE segment = ? ORDER BY depth, id")
-        .iterate(id) as Iterable<Row>) {
+      const columns = `id, depth, prior, kind, label, by, ts, ${legacy ? "NULL AS digest" : "digest"}, blob, data`;
+      for (const e of db.prepare(`SELECT ${columns} FROM events WHERE segment = ? ORDER BY depth, id`).iterate(id) as Iterable<Row>) {
         eventCount++;
         const eid = Number(e.id);
         const depth = Number(e.depth);
@@ -112,36 +160,84 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
             event: eid as EventId,
             message: `event ${eid} has prior ${prior ?? "none"}, but the event before it on its chain is ${prev ?? "none"}`,
           });
-        let payloadMissing = false;
+        let data: unknown = e.data;
         if (e.blob !== null) {
           const hash = (e.blob as Buffer).toString("hex");
-          if (db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(e.blob) === undefined) {
-            payloadMissing = true;
+          const bytes = db.prepare("SELECT data FROM blobs WHERE hash = ?").pluck().get(e.blob) as Buffer | undefined;
+          if (bytes === undefined) {
+            data = undefined;
             add({
               code: "missing-blob",
               session,
               event: eid as EventId,
               message: `event ${eid} stores its payload in blob ${hash}, which is missing`,
             });
-          }
+          } else data = bytes.toString("utf8");
         }
+        if (!legacy && data !== undefined) checkDigest(e, eid, data, prevDigest);
         // The engine judges payloads; one it cannot be given (missing above) or that makes it
         // throw is reported here, and the walk goes on.
-        if (hooks.checkEvent !== undefined && !payloadMissing) {
+        if (hooks.checkEvent !== undefined && data !== undefined) {
           let problem: string | undefined;
           try {
-            const full = store.event(eid as EventId);
-            problem = full === undefined ? "unreadable" : hooks.checkEvent(full);
+            // A legacy file's rows have no digest: the store computes it from the chain.
+            const digest = Buffer.isBuffer(e.digest) ? e.digest.toString("hex") : (store.eventMeta(eid as EventId)?.digest ?? "");
+            problem = hooks.checkEvent(storedOf(e, session, data as string, digest));
           } catch (x) {
             problem = `could not be checked: ${reason(x)}`;
           }
-          if (problem !== undefined) add({ code: "bad-event", session, event: eid as EventId, message: `event ${eid}: ${problem}` });
+          // A hook's message may name the event itself (the engine's decoder does): say it once.
+          if (problem !== undefined)
+            add({
+              code: "bad-event",
+              session,
+              event: eid as EventId,
+              message: problem.startsWith(`event ${eid}:`) ? problem : `event ${eid}: ${problem}`,
+            });
         }
         expected = depth + 1;
         prev = eid;
+        prevDigest = e.digest as Buffer | null;
         if (eventCount % 5000 === 0) hooks.progress?.(eventCount, totalEvents);
       }
     }
+    /** The stored digest must be the digest of the row's content chained to the stored digest before it (ST-21). */
+    function checkDigest(e: Row, eid: number, data: unknown, prior: Buffer | null): void {
+      const event = eid as EventId;
+      if (!isTimestamp(e.ts)) {
+        add({
+          code: "bad-event",
+          session,
+          event,
+          message: `event ${eid} has timestamp ${String(e.ts)}, outside 1970 … 9999 (whole milliseconds)`,
+        });
+        return;
+      }
+      const stored = e.digest;
+      if (!Buffer.isBuffer(stored) || stored.length !== 32) {
+        add({
+          code: "bad-digest",
+          session,
+          event,
+          message: `event ${eid} has no valid digest (a 32-byte sha256 is stored with every event)`,
+        });
+        return;
+      }
+      if (prior !== null && (!Buffer.isBuffer(prior) || prior.length !== 32)) return; // reported on the event before
+      const text = (v: unknown) => typeof v === "string";
+      const fields = text(e.kind) && (e.label === null || text(e.label)) && (e.by === null || text(e.by)) && text(data);
+      if (
+        !fields ||
+        !digestBytes(prior, e.kind as string, e.label as string | null, e.by as string | null, e.ts, data as string).equals(stored)
+      )
+        add({
+          code: "bad-digest",
+          session,
+          event,
+          message: `event ${eid}'s digest does not match its content (kind, label, by, ts, data) and the digest before it: the event or the one before it was changed after it was written`,
+        });
+    }
+
     guard(`checking the branches of session ${session}`, session, () => verifyBranches());
     guard(`checking the snapshots of session ${session}`, session, () => verifySnapshots());
 
@@ -218,6 +314,22 @@ export function verifyStore(store: SqliteStore, db: Database.Database, only: Ses
   });
   hooks.progress?.(totalEvents, totalEvents);
   return { ok: findings.length === 0, sessions: sessions.length, events: eventCount, snapshots: snapshotCount, blobs: blobCount, findings };
+}
+
+/** A row of the events walk as the event the hooks are given. */
+function storedOf(e: Row, session: SessionId, data: string, digest: string): StoredEvent {
+  return {
+    id: Number(e.id) as EventId,
+    session,
+    prior: e.prior === null ? null : (Number(e.prior) as EventId),
+    depth: Number(e.depth),
+    kind: e.kind as string,
+    label: (e.label as string | null) ?? null,
+    by: (e.by as string | null) ?? null,
+    ts: Number(e.ts),
+    digest,
+    data,
+  };
 }
 
 /** Why a read failed, without the advice an error carries for other callers (no "run verify" here). */

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type EventId, openStore } from "../src/index.ts";
+import { type EventId, openStore, StoreError } from "../src/index.ts";
 
 type Step = { kind: "append" | "group" | "fork" | "move"; branch: number; at: number; n: number };
 const step: fc.Arbitrary<Step> = fc.record({
@@ -46,7 +46,16 @@ describe("chains", () => {
           } else {
             const target = all[s.at % all.length] as EventId;
             const targetChain = [...model.values()].find((c) => c.includes(target)) as EventId[];
-            const { kept } = store.moveHead(session.id, name, target);
+            let moved: ReturnType<typeof store.moveHead>;
+            try {
+              moved = store.moveHead(session.id, name, target);
+            } catch (e) {
+              // The default name of the kept head (rewound/<branch>/<head>) can be taken by a branch
+              // that has moved on since (ST-11: "exists"); keep it under another name then.
+              if (!(e instanceof StoreError) || e.code !== "exists") throw e;
+              moved = store.moveHead(session.id, name, target, { keepAs: `kept${forks++}` });
+            }
+            const { kept } = moved;
             if (kept !== null && !model.has(kept.name)) model.set(kept.name, [...chain]);
             model.set(name, targetChain.slice(0, targetChain.indexOf(target) + 1));
           }

@@ -1,9 +1,13 @@
 /** Shared set-up for store tests: temp directories and small sessions. */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach } from "vitest";
 import { type EventId, type EventInput, type EventMeta, openStore, type SessionId, type Store, type StoreOptions } from "../src/index.ts";
+
+/** The repository root: children run there, where `tsx` resolves. */
+export const ROOT = resolve(import.meta.dirname, "../../..");
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -36,4 +40,25 @@ export function session(store: Store, n = 0): { id: SessionId; genesis: EventId;
     head = (m as EventMeta).id;
   }
   return { id: session.id, genesis: genesis.id, events };
+}
+
+/** Runs a child process to its end: exit code, stdout and stderr. */
+export function run(
+  cmd: string,
+  args: readonly string[],
+  options: { cwd?: string } = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], cwd: options.cwd ?? ROOT });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => {
+      out += d;
+    });
+    p.stderr.on("data", (d) => {
+      err += d;
+    });
+    p.on("error", reject);
+    p.on("close", (code) => resolve({ code, out, err }));
+  });
 }

@@ -340,6 +340,35 @@ describe("ST-20 malformed input is refused before anything is written, on every 
     return "no error";
   };
 
+  it("text that cannot be stored as it is (a lone surrogate) is refused, in every text field; paired surrogates are kept", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 1);
+    const head = store.branch(s.id, "main")?.head as EventId;
+    for (const bad of [
+      { kind: "patch@1", data: "a\ud800b" },
+      { kind: "patch@1", data: "x\udc00" },
+      { kind: "patch@\ud83d", data: "{}" },
+      { kind: "patch@1", data: "{}", label: "l\udfff" },
+      { kind: "patch@1", data: "{}", by: "\ud800" },
+    ]) {
+      expect(
+        code(() => store.append(s.id, "main", head, [bad])),
+        JSON.stringify(bad),
+      ).toBe("bad-input");
+      expect(code(() => store.append(s.id, "main", head, [ev("ok"), bad]))).toBe("bad-input");
+    }
+    expect(() => store.append(s.id, "main", head, [{ kind: "patch@1", data: "a\ud800b" }])).toThrow(
+      /data is not well-formed Unicode \(a lone surrogate, U\+D800, at index 1\), so it cannot be stored as text; nothing was written/,
+    );
+    expect(code(() => store.createSession({ title: "t\ud800", genesis: { kind: "genesis@1", data: "{}" } }))).toBe("bad-input");
+    expect(code(() => store.acquireLease(s.id, "main", "pid \udc00"))).toBe("bad-input");
+    expect(store.log(s.id)).toHaveLength(2);
+    // What is stored reads back exactly, and its digest checks (ST-21): emoji, escapes of surrogates in JSON.
+    const [m] = store.append(s.id, "main", head, [{ kind: "patch@1", label: "𝄞", data: '{"t":"\\ud800 😀"}' }]);
+    expect(store.event(m?.id as EventId)?.data).toBe('{"t":"\\ud800 😀"}');
+    expect(store.verify().findings).toEqual([]);
+  });
+
   it("the append fast path checks kind, data, label, by and ts like the slow path", () => {
     const store = openStore(":memory:");
     const s = session(store, 1);

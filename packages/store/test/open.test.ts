@@ -14,7 +14,7 @@ import {
   type SqliteStore,
   StoreError,
 } from "../src/index.ts";
-import { ev, fileStore, session, tempDir } from "./helpers.ts";
+import { ev, fileStore, run, session, tempDir } from "./helpers.ts";
 
 const digest = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const FIXTURE = join(import.meta.dirname, "../../../fixtures/store/v1.db");
@@ -90,15 +90,36 @@ describe("ST-1 opening", () => {
     expect(b.listSessions()).toHaveLength(0);
   });
 
-  it("initialises an empty file and an empty SQLite database", () => {
+  it("ST-3: only a missing path becomes a new store; a 0-byte file or an empty SQLite database is refused untouched", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "empty.db"), "");
-    openStore(join(dir, "empty.db")).close();
+    refusesUntouched(join(dir, "empty.db"), "not-strata", /is an empty file \(0 bytes\), not a strata store\. It was not changed/);
+    expect(() => openStore(join(dir, "empty.db"), { readonly: true })).toThrow(/empty file/);
     const db = new Database(join(dir, "blank.db"));
+    db.exec("CREATE TABLE t (x); DROP TABLE t"); // a SQLite header, an empty schema
     db.close();
-    const s = openStore(join(dir, "blank.db"));
+    refusesUntouched(join(dir, "blank.db"), "not-strata", /not a strata store \(application_id 0, tables: none\)/);
+    // `create: true` creates only where nothing is; the new store appears whole (no temporary file stays).
+    const s = openStore(join(dir, "new.db"), { create: true });
     session(s, 1);
     expect(s.listSessions()).toHaveLength(1);
+    s.close();
+    expect(readdirSync(dir).sort()).toEqual(["blank.db", "empty.db", "new.db"]);
+  });
+
+  it("ST-3: processes creating one new store at the same moment all open the same store", async () => {
+    const path = join(tempDir(), "race.db");
+    const start = Date.now() + 1500;
+    const child = join(import.meta.dirname, "create-racer.ts");
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => run(process.execPath, ["--import", "tsx", child, path, String(start)])),
+    );
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    const store = openStore(path);
+    expect(store.listSessions()).toHaveLength(4);
+    expect(store.verify().findings).toEqual([]);
+    store.close();
+    expect(readdirSync(join(path, "..")).filter((f) => f.includes(".creating"))).toEqual([]);
   });
 });
 
@@ -131,7 +152,7 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
     );
   });
 
-  it("a database whose pages are damaged", () => {
+  it("a database whose pages are damaged: refused for writing (ST-22); read-only, reads fail cleanly", () => {
     const { store, path } = fileStore();
     session(store, 200);
     store.close();
@@ -139,10 +160,11 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
     // Keep the header page, scribble over the rest: opening reads only the schema; reading rows fails cleanly.
     for (let i = 4096 * 2; i < bytes.length; i += 7) bytes[i] = 0x5a;
     writeFileSync(path, bytes);
+    refusesUntouched(path, "damaged", /is damaged: .*strata verify/);
     let error: unknown;
     try {
-      const s = openStore(path);
-      s.verify();
+      const s = openStore(path, { readonly: true });
+      expect(s.verify().ok).toBe(false);
       for (const x of s.listSessions()) s.log(x.id);
     } catch (e) {
       error = e;
@@ -206,31 +228,41 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
       expect(again.verify().ok).toBe(true);
       again.close();
     }
-    // A store created inside an unflushed WAL (the file itself is still empty) is a store, not an empty file.
+    // A store whose every commit is still in an unflushed WAL (the main file holds only its header
+    // page, as an older strata that created stores in place left them when killed) opens too.
+    const source = fileStore();
+    const t = session(source.store, 1);
+    source.store.close();
     const fresh = join(tempDir(), "fresh.db");
     const raw = new Database(fresh);
     raw.pragma("journal_mode = WAL");
     raw.pragma("wal_autocheckpoint = 0");
-    raw.close();
-    const created = openStore(fresh) as SqliteStore;
-    created.database.pragma("wal_autocheckpoint = 0");
-    const t = session(created, 1);
+    raw.exec(`ATTACH '${source.path}' AS src`);
+    raw.transaction(() => {
+      for (const { name, sql } of raw
+        .prepare("SELECT name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL ORDER BY type = 'index'")
+        .all() as { name: string; sql: string }[]) {
+        raw.exec(sql);
+        if (!sql.startsWith("CREATE INDEX")) raw.exec(`INSERT INTO main."${name}" SELECT * FROM src."${name}"`);
+      }
+    })();
+    raw.pragma(`application_id = ${APPLICATION_ID}`);
+    raw.pragma(`user_version = ${SCHEMA_VERSION}`);
     const copy = killedCopy(fresh, false);
-    created.close();
+    raw.close();
+    expect(readFileSync(copy).length, "the main file holds one page: everything else is in the WAL").toBeLessThanOrEqual(4096);
     const reopened = openStore(copy);
     expect(reopened.log(t.id)).toHaveLength(2);
+    expect(reopened.verify().findings).toEqual([]);
     reopened.close();
   });
 
-  it("an empty SQLite file in WAL mode (a creator between `journal_mode = WAL` and its first commit) is adopted", () => {
+  it("an empty SQLite file in WAL mode is another program's database, not a store being created: refused untouched", () => {
     const path = join(tempDir(), "creating.db");
     const creator = new Database(path);
     creator.pragma("journal_mode = WAL");
-    const store = openStore(path);
-    session(store, 1);
-    expect(store.listSessions()).toHaveLength(1);
-    store.close();
     creator.close();
+    refusesUntouched(path, "not-strata", /not a strata store \(application_id 0, tables: none\)/);
   });
 
   it("a directory, or a path through a file, is a clear cannot-open error", () => {

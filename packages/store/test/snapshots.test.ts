@@ -182,7 +182,7 @@ describe("ST-17 verify", () => {
     db.prepare("UPDATE events SET prior = 999 WHERE id = ?").run(e[2]);
     db.prepare("UPDATE events SET depth = depth + 5 WHERE id = ?").run(e[4]);
     db.prepare(
-      "INSERT INTO events (segment, depth, prior, kind, ts, data) SELECT segment, depth, prior, kind, ts, data FROM events WHERE id = ?",
+      "INSERT INTO events (segment, depth, prior, kind, ts, digest, data) SELECT segment, depth, prior, kind, ts, digest, data FROM events WHERE id = ?",
     ).run(e[0]);
     db.prepare("INSERT INTO branches (session, name, segment, head, created, origin) VALUES (?, 'ghost', 1, 12345, 0, 'fork')").run(s.id);
     db.prepare("UPDATE blobs SET data = x'00' WHERE hash = ?").run(sha256("page"));
@@ -213,6 +213,16 @@ describe("ST-17 verify", () => {
     expect(seen.at(-1)).toBe(4);
   });
 
+  it("each finding is reported once and names its event once, also when the hook's message names it already", () => {
+    const store = openStore(":memory:");
+    const s = session(store, 3);
+    const target = s.events[1]?.id as EventId;
+    const r = store.verify(s.id, {
+      checkEvent: (e) => (e.id === target ? `event ${e.id}: payload is not JSON` : undefined),
+    });
+    expect(r.findings.map((f) => f.message)).toEqual([`event ${target}: payload is not JSON`]);
+  });
+
   it("a damaged file gives findings, not exceptions, and never tells the user to run verify", () => {
     const { store, path } = fileStore();
     const s = session(store, 300);
@@ -221,7 +231,9 @@ describe("ST-17 verify", () => {
     const bytes = readFileSync(path);
     for (let i = 4096 * 3; i < bytes.length; i += 5) bytes[i] = 0x5a;
     writeFileSync(path, bytes);
-    const damaged = openStore(path);
+    // Opening for writing refuses the damaged file (ST-22); verify opens it read-only and reports.
+    expect(() => openStore(path)).toThrow(/is damaged/);
+    const damaged = openStore(path, { readonly: true });
     const r = damaged.verify();
     expect(r.ok).toBe(false);
     expect(r.findings.length).toBeGreaterThan(0);

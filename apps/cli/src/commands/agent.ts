@@ -1,226 +1,138 @@
 /**
- * Commands that drive the agent: `run`, `resume` (CLI-10, CLI-11) and `prompt` (CLI-20). Every
- * input of a run is recorded in the session before it is used (L4); `resume` re-reads the recorded
- * files and records any change as a visible patch, then reconciles what a crash left open.
+ * Commands that drive the agent: `run` and `resume` (CLI-10, CLI-11, CLI-12). Every input of a
+ * run is recorded in the session before it is used (L4); `resume` re-reads the recorded files
+ * (within the limits of CLI-29) and records any change as a visible patch, then reconciles what a
+ * crash left open. The one-driver lease is taken before anything is printed, and released on every
+ * way out — a closed stdout (`strata run | head`) included, which only drops the output.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { isAbsolute, relative } from "node:path";
 import {
-  type AgentEvent,
-  blobText,
-  checkTemplate,
-  DEFAULT_SYSTEM_TEMPLATE,
   type LifecycleWork,
-  type ModelRequest,
+  type Model,
+  ModelError,
+  type RunAgentOptions,
   type RunResult,
-  readInputs,
-  renderPrompt,
   runAgent,
-  runCounts,
+  runState,
   Session,
-  TemplateError,
-  ToolRegistry,
-  workspaceTools,
+  startRun,
 } from "@strata/engine";
-import { createModel } from "@strata/models";
-import type { SessionId } from "@strata/store";
-import { eventOnBranch, resolveAddress } from "../address.ts";
-import { type Args, type Command, int, list, str } from "../command.ts";
+import { openStore, type SessionId } from "@strata/store";
+import { LAST, parseAddress, resolveAddress } from "../address.ts";
+import { type Args, type Command, exclusive, flag, LAST_OPTION, type OptionSpec, str } from "../command.ts";
 import type { Context } from "../context.ts";
-import { CliError, UsageError } from "../errors.ts";
-import { acquireLease } from "../lease.ts";
-import { type Out, printable } from "../output.ts";
-import { lineDiff, oneLine } from "../render.ts";
+import { DEMO_TASK } from "../demo.ts";
+import { CliError, EXIT, UsageError } from "../errors.ts";
+import { acquireLease, type Lease } from "../lease.ts";
+import type { Out } from "../output.ts";
+import { reporter } from "../reporter.ts";
+import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
+import { handleOf } from "../sessions.ts";
+import { oneLine } from "../terminal.ts";
 
-/** The scripted demo model that makes `strata run` work offline on a fresh clone. */
-export const DEMO_SCRIPT = resolve(import.meta.dirname, "../../../../fixtures/models/demo.json");
-const DEMO_TASK = "Read the meeting notes in this workspace and write SUMMARY.md with the decisions and the open questions.";
+type Defaults = "run" | "resume";
 
-const RUN_OPTIONS = {
-  model: {
-    type: "string",
-    value: "SPEC",
-    description: "scripted:FILE.json or openai:MODEL (default: $STRATA_MODEL, else the offline demo script)",
-  },
-  workspace: { type: "string", value: "DIR", description: "the directory the tools may touch (default: the current directory)" },
-  template: { type: "string", value: "FILE", description: "the system prompt template (default: strata's built-in one)" },
-  context: {
-    type: "string",
-    value: "FILE",
-    multiple: true,
-    description: "a context file for the prompt, relative to the workspace (default: AGENTS.md if present)",
-  },
-  "max-steps": { type: "string", value: "N", description: "model turns before the run stops (default 30)" },
-  budget: { type: "string", value: "TOKENS", description: "stop once the run has used this many tokens" },
-  temperature: { type: "string", value: "T", description: "sampling temperature, recorded with the model settings" },
-} as const;
-
-interface Prepared {
-  readonly model: ReturnType<typeof createModel>;
-  readonly modelSpec: string;
-  readonly registry: ToolRegistry;
-  readonly workspace: string;
-  readonly templates: Record<string, string> | undefined;
-  readonly templateFile: string;
-  readonly context: Record<string, string>;
-  readonly maxSteps: number;
-  readonly budget: number | undefined;
-  readonly settings: { temperature?: number };
-  readonly notes: string[];
-}
-
-/** Flags first, then what the session recorded, then defaults. */
-function prepare(ctx: Context, args: Args, session: Session | undefined): Prepared {
-  const recorded = session === undefined ? undefined : readInputs(session.durableTree);
-  const rs = recorded?.settings ?? {};
-  const notes: string[] = [];
-  const modelSpec = str(args, "model") ?? rs["model-spec"] ?? ctx.env.STRATA_MODEL ?? `scripted:${DEMO_SCRIPT}`;
-  let model: ReturnType<typeof createModel>;
-  try {
-    model = createModel(modelSpec, { env: ctx.env as NodeJS.ProcessEnv, cwd: ctx.cwd });
-  } catch (e) {
-    throw new CliError(`cannot use the model ${JSON.stringify(modelSpec)}: ${(e as Error).message}`);
-  }
-  const workspace = resolve(ctx.cwd, str(args, "workspace") ?? rs.workspace ?? ".");
-  if (!existsSync(workspace) || !statSync(workspace).isDirectory())
-    throw new CliError(`the workspace ${workspace} is not a directory; create it or pass --workspace DIR`);
-  // The template: a flag, else the recorded file re-read from disk (a change is recorded), else
-  // the recorded copy, else the built-in default.
-  let templateFile =
-    str(args, "template") !== undefined ? resolve(ctx.cwd, str(args, "template") as string) : (rs["template-file"] ?? "(built-in)");
-  let templates: Record<string, string> | undefined;
-  if (templateFile === "(built-in)") templates = recorded?.templates.has("system") ? undefined : { system: DEFAULT_SYSTEM_TEMPLATE };
-  else if (existsSync(templateFile)) templates = { system: readFileSync(templateFile, "utf8") };
-  else if (str(args, "template") !== undefined) throw new CliError(`the template ${templateFile} does not exist`);
-  else {
-    notes.push(`the template ${templateFile} is gone from disk; using the copy recorded in the session`);
-    templateFile = rs["template-file"] ?? templateFile;
-  }
-  if (templates?.system !== undefined && templateFile !== "(built-in)") {
-    try {
-      checkTemplate(templates.system, templateFile);
-    } catch (e) {
-      if (e instanceof TemplateError) throw new UsageError(`the template does not parse: ${e.message}`);
-      throw e;
-    }
-  }
-  // Context files: flags, else the recorded paths, else AGENTS.md when the workspace has one.
-  const paths = list(args, "context");
-  const recordedPaths = [...(recorded?.context.keys() ?? [])];
-  const wanted =
-    paths.length > 0 ? paths : recordedPaths.length > 0 ? recordedPaths : existsSync(join(workspace, "AGENTS.md")) ? ["AGENTS.md"] : [];
-  const context: Record<string, string> = {};
-  for (const p of wanted) {
-    const abs = resolve(workspace, p);
-    const key = relative(workspace, abs) || p;
-    if (existsSync(abs)) context[key] = readFileSync(abs, "utf8");
-    else if (recorded?.context.has(p) && session !== undefined) {
-      notes.push(`${p} is gone from disk; using the copy recorded in the session`);
-      context[p] = blobText(session.store, recorded.context.get(p) as string);
-    } else throw new CliError(`the context file ${abs} does not exist`);
-  }
-  const settings = temperature(args);
-  // An imported session's recorded workspace and commands come from someone else's machine:
-  // resuming it runs its pending tools, so the workspace must be named explicitly.
-  if (
-    session !== undefined &&
-    str(args, "workspace") === undefined &&
-    session.store.getSession(session.id)?.metadata.importedFrom !== undefined
-  )
-    throw new UsageError(
-      `session ${session.id} was imported (from ${String(session.store.getSession(session.id)?.metadata.importedFrom)}); its tools would run in the workspace it recorded (${rs.workspace ?? "?"}) — pass --workspace DIR to choose where`,
-    );
-  const maxSteps = int(args, "max-steps", Number(rs["max-steps"] ?? 30));
-  const budgetFlag = str(args, "budget");
-  const budget =
-    budgetFlag !== undefined ? int(args, "budget", 0) : rs["budget-tokens"] !== undefined ? Number(rs["budget-tokens"]) : undefined;
+/** The run options; their help states the defaults the command really uses. */
+function runOptions(d: Defaults): Record<string, OptionSpec> {
+  const rec = (fresh: string): string => (d === "resume" ? "the one the session recorded" : `${fresh}; with --session: the recorded one`);
   return {
-    model,
-    modelSpec,
-    registry: new ToolRegistry(workspaceTools({ root: workspace })),
-    workspace,
-    templates,
-    templateFile,
-    context,
-    maxSteps,
-    budget,
-    settings,
-    notes,
-  };
-}
-
-function temperature(args: Args): { temperature?: number } {
-  const t = str(args, "temperature");
-  if (t === undefined) return {};
-  const n = Number(t);
-  if (!Number.isFinite(n) || n < 0 || n > 2) throw new UsageError(`--temperature takes a number from 0 to 2, got ${JSON.stringify(t)}`);
-  return { temperature: n };
-}
-
-/** Prints the loop's progress as it happens (human mode only). */
-function reporter(out: Out, session: Session): (e: AgentEvent) => void {
-  let midLine = false;
-  const end = (): void => {
-    if (midLine) out.write("\n");
-    midLine = false;
-  };
-  return (e) => {
-    if (out.json) return;
-    switch (e.type) {
-      case "turn":
-        end();
-        if (e.role === "user")
-          out.line(`${out.paint("bold", "user")}  ${oneLine(session.durableTree.get(e.element)?.textContent() ?? "", 200)}`);
-        else {
-          out.write(`${out.paint("bold", "assistant")}  `);
-          midLine = true;
-        }
-        break;
-      case "text":
-        out.write(printable(e.delta));
-        midLine = !e.delta.endsWith("\n");
-        break;
-      case "call": {
-        if (e.status === "arguments" || e.status === "pending") break;
-        end();
-        const call = session.durableTree.get(e.element);
-        if (e.status === "running") {
-          const args = call?.children.find((c) => c.tag === "args")?.text ?? "";
-          out.line(`  ${out.paint("cyan", "→")} ${out.paint("bold", e.tool)} ${out.paint("dim", oneLine(args, 90))}`);
-        } else {
-          const mark =
-            e.status === "executed" ? (call?.attrs.error ? out.paint("yellow", "!") : out.paint("green", "✓")) : out.paint("red", "✗");
-          out.line(`  ${mark} ${e.tool} ${out.paint("dim", e.status)}  ${oneLine(e.detail ?? "", 90)}`);
-        }
-        break;
-      }
-      case "reconcile":
-        end();
-        if (e.action === "dropped-turn") out.line(out.paint("yellow", "  ↺ the model's last reply was cut off; asking again"));
-        else if (e.action === "rerun")
-          out.line(out.paint("yellow", `  ↺ ${e.tool} was running when the process stopped; it is safe to repeat, re-running`));
-        else if (e.action === "interrupted")
-          out.line(out.paint("yellow", `  ↺ ${e.tool} was running when the process stopped; it is not safe to repeat, marked interrupted`));
-        else out.line(out.paint("yellow", `  ↺ ${e.tool} was decided but never started; running it now`));
-        break;
-      case "stop":
-        end();
-        break;
-    }
+    model: {
+      type: "string",
+      value: "SPEC",
+      description: `scripted:FILE.json or openai:MODEL (default: ${rec("$STRATA_MODEL, else the offline demo in its own workspace")})`,
+    },
+    workspace: {
+      type: "string",
+      value: "DIR",
+      description: `the directory the tools may touch (default: ${rec("the current directory; the offline demo plays in .strata/demo")})`,
+    },
+    template: {
+      type: "string",
+      value: "FILE",
+      description: `the system prompt template (default: ${rec("strata's built-in one")}, re-read if it changed on disk)`,
+    },
+    context: {
+      type: "string",
+      value: "FILE",
+      multiple: true,
+      description: `a context file for the prompt, inside the workspace (default: ${rec("AGENTS.md if present")})`,
+    },
+    "max-steps": { type: "string", value: "N", description: `model turns before the run stops, at least 1 (default: ${rec("30")})` },
+    budget: { type: "string", value: "TOKENS", description: `stop once the run has used this many tokens (default: ${rec("none")})` },
+    temperature: { type: "string", value: "T", description: "sampling temperature from 0 to 2, recorded with the model settings" },
   };
 }
 
 const GOOD = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
-async function drive(ctx: Context, session: Session, p: Prepared, task: string | undefined): Promise<number> {
+/** A session title from a task: one line, at most 80 characters. */
+function titleOf(task: string): string {
+  const flat = task.replace(/\s+/g, " ").trim();
+  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+}
+
+/**
+ * Renders the first request of a new session on a scratch in-memory store, with the very inputs
+ * the run will record, and refuses a template that fails there — before the real session exists
+ * (CLI-28). No model is asked anything.
+ */
+async function preflight(p: Prepared, task: string): Promise<void> {
+  const scratch = openStore(":memory:");
+  try {
+    const probe: Model = {
+      id: p.model.id,
+      stream: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new ModelError("cancelled", "a preflight sends no request")) }),
+      }),
+    };
+    const r = await runAgent(Session.create(scratch), {
+      model: probe,
+      registry: p.registry,
+      task,
+      ...(p.templates !== undefined ? { templates: p.templates } : {}),
+      context: p.context,
+      settings: p.settings,
+      sessionSettings: { workspace: p.workspace, "model-spec": p.modelSpec, "template-file": p.templateFile },
+      limits: { maxSteps: 1 },
+    });
+    if (r.stop === "prompt-error")
+      throw new CliError(`the template ${p.templateFile} fails on the first request: ${r.detail ?? "?"}; nothing was created`);
+  } finally {
+    scratch.close();
+  }
+}
+
+/** The loop's options from the prepared inputs (the same for the first phase and the loop itself). */
+function loopOptions(p: Prepared): RunAgentOptions {
+  return {
+    model: p.model,
+    registry: p.registry,
+    ...(p.templates !== undefined ? { templates: p.templates } : {}),
+    context: p.context,
+    settings: p.settings,
+    sessionSettings: { workspace: p.workspace, "model-spec": p.modelSpec, "template-file": p.templateFile },
+    limits: { maxSteps: p.maxSteps, ...(p.budget !== undefined ? { budgetTokens: p.budget } : {}) },
+  };
+}
+
+async function drive(
+  ctx: Context,
+  session: Session,
+  p: Prepared,
+  task: string | undefined,
+  lease: Lease,
+  resumed: boolean,
+): Promise<number> {
   const out = ctx.out;
-  const lease = acquireLease(ctx.dbPath, session.id, session.branch);
   for (const n of p.notes) out.note(out.paint("yellow", `note: ${n}`));
   const ctl = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {
     interrupts++;
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) {
+      lease.release();
+      process.exit(EXIT.cancelled);
+    }
     out.note(
       out.paint("yellow", "\ncancelling: the current call is marked and the session stays resumable (Ctrl-C again to quit at once)"),
     );
@@ -229,85 +141,160 @@ async function drive(ctx: Context, session: Session, p: Prepared, task: string |
   process.on("SIGINT", onSigint);
   const stopOnParent = (): void => ctl.abort();
   ctx.signal.addEventListener("abort", stopOnParent, { once: true });
+  const show = reporter(out, session, out.live);
   let result: RunResult;
   try {
     result = await runAgent(session, {
-      model: p.model,
-      registry: p.registry,
+      ...loopOptions(p),
       ...(task !== undefined ? { task } : {}),
-      ...(p.templates !== undefined ? { templates: p.templates } : {}),
-      context: p.context,
-      settings: p.settings,
-      sessionSettings: { workspace: p.workspace, "model-spec": p.modelSpec, "template-file": p.templateFile },
-      limits: { maxSteps: p.maxSteps, ...(p.budget !== undefined ? { budgetTokens: p.budget } : {}) },
       signal: ctl.signal,
-      onEvent: reporter(out, session),
+      onEvent: show.onEvent,
     });
   } finally {
-    lease.release();
+    show.close();
     process.off("SIGINT", onSigint);
     ctx.signal.removeEventListener("abort", stopOnParent);
   }
-  const code = GOOD.has(result.stop) ? 0 : result.stop === "cancelled" ? 130 : 1;
+  const code = GOOD.has(result.stop) ? EXIT.ok : result.stop === "cancelled" ? EXIT.cancelled : EXIT.failure;
+  const handle = handleOf(session.store, session.id);
+  const at = `${session.branch === "main" ? handle : `${handle}@${session.branch}`}`;
   if (out.json) {
-    out.data({ session: session.id, branch: session.branch, head: session.head.id, ...result });
+    out.data({
+      session: session.id,
+      handle,
+      branch: session.branch,
+      head: session.head.id,
+      resumed,
+      ...result,
+      detail: result.detail ?? null,
+    });
+    return code;
+  }
+  if (out.quiet) {
+    out.line(`${handle}@${session.branch} ${result.stop}`);
     return code;
   }
   const colour = code === 0 ? "green" : "red";
   out.line(
     `${out.paint(colour, "■")} ${out.paint("bold", result.stop)}${result.detail ? ` — ${oneLine(result.detail, 120)}` : ""}  ${out.paint("dim", `(${result.steps} steps, ${result.calls} calls, ${result.effective} executed, ${result.tokens} tokens)`)}`,
   );
-  if (code !== 0) out.note(`resume with: strata resume ${session.id}${session.branch === "main" ? "" : `@${session.branch}`}`);
+  if (code !== 0) out.note(`resume with: strata resume ${at}`);
   return code;
+}
+
+/** The banner: which session, branch and model, and where the tools act. */
+function banner(out: Out, cwd: string, session: Session, p: Prepared, verb: string): void {
+  const handle = handleOf(session.store, session.id);
+  out.info(
+    `${out.paint("bold", verb)} ${out.paint("cyan", handle)} ${out.paint("dim", `(${session.id})`)}  ${out.paint("dim", `branch ${session.branch} · model ${p.model.id}`)}`,
+  );
+  const why =
+    p.workspaceFrom === "demo"
+      ? "the offline demo's own copy of fixtures/demo-workspace (no model is configured)"
+      : p.workspaceFrom === "cwd"
+        ? "the current directory: the agent's tools read, write and run commands here"
+        : p.workspaceFrom === "recorded"
+          ? "as the session recorded"
+          : p.demo
+            ? "a copy of fixtures/demo-workspace for the offline demo"
+            : "as given";
+  const rel = relative(cwd, p.workspace);
+  const shown = rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? p.workspace : rel;
+  out.info(`${out.paint("bold", "workspace")} ${shown}  ${out.paint("dim", `— ${why}`)}`);
 }
 
 export const run: Command = {
   name: "run",
   summary: "start a session (or continue one with a new task) and drive the agent",
-  usage: "strata run [TASK] [--session SESSION[@BRANCH]] [--model SPEC] [--workspace DIR] [--template FILE] [--max-steps N]",
-  description:
-    "Prints the session id first, then streams what happens: the assistant's text, each tool call and its outcome, and why the run stopped. With no model configured it plays the offline demo script (fixtures/models/demo.json). Ctrl-C cancels cleanly; the session stays resumable.",
+  usage: "strata run [TASK] [--session SESSION[@BRANCH] | --last] [--model SPEC] [--workspace DIR] [--template FILE] [--max-steps N]",
+  description: [
+    "Prints the session's handle and the workspace first, then streams what happens: the assistant's text, each tool call and its outcome (with the running call's time and latest output on a terminal), and why the run stopped.",
+    "With a model (--model or $STRATA_MODEL) the current directory is the workspace unless --workspace says otherwise. With no model configured it plays the offline demo script (fixtures/models/demo.json, no TASK) in a fresh copy of the demo workspace at .strata/demo, never in your files.",
+    "Ctrl-C cancels cleanly; the session stays resumable. -q prints only HANDLE@BRANCH STOP at the end.",
+  ].join("\n"),
   examples: [
-    'strata run "fix the failing test" --model openai:gpt-4o-mini --workspace .',
-    "strata run --workspace demo            # the offline demo",
-    'strata run "now add docs" --session 01JD4',
+    "strata run                                 # the offline demo, in .strata/demo",
+    'strata run "fix the failing test" --model openai:gpt-4o-mini',
+    'strata run "now add docs" --last',
+    'strata run "try it another way" --session 6CPD71@alt',
   ],
   options: {
-    ...RUN_OPTIONS,
+    ...runOptions("run"),
     session: { type: "string", value: "SESSION", description: "continue this session (SESSION or SESSION@BRANCH) instead of starting one" },
+    last: { ...LAST_OPTION, description: "continue the most recently active session (same as --session @last)" },
     title: { type: "string", value: "TITLE", description: "the new session's title (default: the task)" },
   },
   positionals: { min: 0, max: 1 },
   json: true,
-  async run(ctx, args) {
+  check(args) {
+    checkRunFlags(args);
+    exclusive(args, "session", "last");
     const target = str(args, "session");
-    let existing: Session | undefined;
-    // Check the flags (and the task) before a database is created for nothing.
-    const fresh = target === undefined ? prepare(ctx, args, undefined) : undefined;
-    if (fresh !== undefined && (args.positionals[0] ?? (fresh.modelSpec === `scripted:${DEMO_SCRIPT}` ? DEMO_TASK : "")).trim() === "")
-      throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test") unless it plays the demo script');
-    const store = ctx.store({ create: target === undefined });
-    if (target !== undefined) {
-      const a = resolveAddress(store, target, ctx.branch);
-      if (a.explicitEvent)
-        throw new UsageError(
-          `--session takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,
-        );
-      existing = Session.open(store, a.session.id, { branch: a.branch.name }).session;
-    }
-    const p = fresh ?? prepare(ctx, args, existing);
-    const task = args.positionals[0] ?? (p.modelSpec === `scripted:${DEMO_SCRIPT}` ? DEMO_TASK : undefined);
-    if (task === undefined || task.trim() === "")
-      throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test") unless it plays the demo script');
-    const s = existing ?? Session.create(store, { title: str(args, "title") ?? oneLine(task, 80) });
-    if (!ctx.out.json) {
-      ctx.out.line(
-        `${ctx.out.paint("bold", "session")} ${ctx.out.paint("cyan", s.id)}  ${ctx.out.paint("dim", `branch ${s.branch} · model ${p.model.id} · workspace ${relative(ctx.cwd, p.workspace) || "."}`)}`,
+    if (target !== undefined) parseAddress(target);
+    const given = args.positionals[0];
+    if (given !== undefined && given.trim() === "") throw new UsageError("the TASK is empty; say what the agent should do");
+    if (target === undefined && !flag(args, "last")) return;
+    if (str(args, "title") !== undefined) throw new UsageError("--title names a new session; a continued session keeps its title");
+    if (given === undefined)
+      throw new UsageError(
+        `strata run ${target === undefined ? "--last" : "--session"} needs a TASK (e.g. strata run "now add docs" --last); to continue where it stopped, strata resume`,
       );
+  },
+  async run(ctx, args) {
+    const target = flag(args, "last") ? LAST : str(args, "session");
+    const given = args.positionals[0];
+    if (target === undefined) return start(ctx, args, given);
+    const store = ctx.store();
+    const a = resolveAddress(store, target, ctx.branch);
+    if (a.explicitEvent)
+      throw new UsageError(
+        `--session takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,
+      );
+    const lease = acquireLease(store, a.session.id, a.branch.name, "run --session");
+    try {
+      const { session } = Session.open(store, a.session.id, { branch: a.branch.name, lease: lease.token });
+      const p = prepare(ctx, args, session);
+      banner(ctx.out, ctx.cwd, session, p, "session");
+      return await drive(ctx, session, p, given as string, lease, false);
+    } finally {
+      lease.release();
     }
-    return drive(ctx, s, p, task);
   },
 };
+
+/** A new session: everything checked (and the first prompt rendered) before it is created. */
+async function start(ctx: Context, args: Args, given: string | undefined): Promise<number> {
+  const configured = str(args, "model") !== undefined || (ctx.env.STRATA_MODEL ?? "") !== "";
+  if (!configured && given !== undefined)
+    throw new UsageError(
+      "no model is configured: give one with --model openai:MODEL (OPENAI_API_KEY) or --model scripted:FILE, or set STRATA_MODEL; `strata run` alone plays the offline demo, which takes no TASK",
+    );
+  if (configured && given === undefined) throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test")');
+  const p = prepare(ctx, args, undefined);
+  const task = given ?? DEMO_TASK;
+  await preflight(p, task);
+  const store = ctx.store({ create: true });
+  // Creation, inputs, task and the lease are one transaction (EN-34): a crash leaves no session, or
+  // one with its task that nobody drives.
+  let lease: Lease | undefined;
+  const created = Session.create(store, {
+    title: str(args, "title") ?? titleOf(task),
+    init: (s) => {
+      startRun(s, { ...loopOptions(p), task });
+      lease = acquireLease(store, s.id, s.branch, "run");
+    },
+  });
+  const held = lease as Lease;
+  try {
+    // Reopened fenced by the lease, so every append proves this process still drives the branch.
+    created.close();
+    const { session } = Session.open(store, created.id, { branch: "main", lease: held.token });
+    banner(ctx.out, ctx.cwd, session, p, "session");
+    return await drive(ctx, session, p, undefined, held, false);
+  } finally {
+    held.release();
+  }
+}
 
 function describeWork(out: Out, session: Session, work: LifecycleWork): string[] {
   const lines: string[] = [];
@@ -339,11 +326,16 @@ export const resume: Command = {
   summary: "reopen a session, say what was interrupted, and continue it",
   usage: "strata resume SESSION[@BRANCH] [--model SPEC] [--max-steps N]",
   description:
-    "Materializes the branch head, prints the lifecycle work (calls that will run, re-run or be marked interrupted), records any change to the template or context files on disk as a patch, and continues the agent loop with the recorded model unless --model says otherwise.",
-  examples: ["strata resume 01JD4", "strata resume 01JD4@try-2 --model scripted:fixtures/models/alt.json"],
-  options: RUN_OPTIONS,
+    "Takes the branch (exit 3 if another process drives it), materializes its head, prints the lifecycle work (calls that will run, re-run or be marked interrupted), records any change to the template or context files on disk as a patch, and continues the agent loop. Every input defaults to what the session recorded — model, workspace, template, context files, limits; a flag replaces one. An imported session's recorded paths are never followed: give --workspace, and its recorded template and context copies are used.",
+  examples: ["strata resume @last", "strata resume 6CPD71@alt --model scripted:fixtures/models/alt.json"],
+  options: runOptions("resume"),
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
+  check(args) {
+    checkRunFlags(args);
+    parseAddress(args.positionals[0] as string);
+  },
   async run(ctx, args) {
     const store = ctx.store();
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
@@ -351,89 +343,50 @@ export const resume: Command = {
       throw new UsageError(
         `resume takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,
       );
-    const { session, work } = Session.open(store, a.session.id as SessionId, { branch: a.branch.name });
-    const counts = runCounts(session);
-    if (counts.lastIsStop && GOOD.has(counts.lastStop ?? "") && session.live.size === 0) {
-      if (ctx.out.json)
-        ctx.out.data({ session: session.id, branch: session.branch, head: session.head.id, stop: counts.lastStop, resumed: false });
-      else
-        ctx.out.line(
-          `nothing to resume: the run on ${session.branch} stopped (${counts.lastStop}). Continue with: strata run "TASK" --session ${session.id}${session.branch === "main" ? "" : `@${session.branch}`}`,
+    // Refuse a busy branch before printing anything about it.
+    const lease = acquireLease(store, a.session.id, a.branch.name, "resume");
+    try {
+      const { session, work } = Session.open(store, a.session.id as SessionId, { branch: a.branch.name, lease: lease.token });
+      const state = runState(session);
+      const handle = handleOf(store, session.id);
+      if (state.kind === "no-task")
+        throw new CliError(
+          `session ${session.id}${session.branch === "main" ? "" : `@${session.branch}`} has no task recorded (its creation was interrupted, or the branch was forked before the task); start again with strata run, or give it one: strata run "TASK" --session ${handle}`,
         );
-      return 0;
-    }
-    const p = prepare(ctx, args, session);
-    if (!ctx.out.json) {
-      ctx.out.line(
-        `${ctx.out.paint("bold", "resuming")} ${ctx.out.paint("cyan", session.id)}@${session.branch} at event ${session.head.id}  ${ctx.out.paint("dim", `model ${p.model.id}`)}`,
-      );
+      if (state.kind === "finished") {
+        const at = session.branch === "main" ? handle : `${handle}@${session.branch}`;
+        // the counters the last run's <stop> recorded
+        const stop = session.durableTree.get(3)?.lastChild;
+        const n = (k: string): number => Number(stop?.attrs[k] ?? 0);
+        if (ctx.out.json)
+          ctx.out.data({
+            session: session.id,
+            handle,
+            branch: session.branch,
+            head: session.head.id,
+            resumed: false,
+            stop: state.stop,
+            detail: stop?.attrs.detail ?? null,
+            steps: n("steps"),
+            effective: n("effective"),
+            calls: n("calls"),
+            tokens: n("tokens"),
+          });
+        else
+          ctx.out.line(
+            `nothing to resume: the run on ${session.branch} stopped (${state.stop}). Continue with: strata run "TASK" --session ${at}`,
+          );
+        return 0;
+      }
+      const p = prepare(ctx, args, session);
+      banner(ctx.out, ctx.cwd, session, p, "resuming");
+      ctx.out.info(ctx.out.paint("dim", `  at event ${session.head.id} of ${session.branch}`));
       const lines = describeWork(ctx.out, session, work);
-      ctx.out.line(lines.length === 0 ? ctx.out.paint("dim", "  nothing was interrupted") : "lifecycle work:");
-      for (const l of lines) ctx.out.line(l);
+      ctx.out.info(lines.length === 0 ? ctx.out.paint("dim", "  nothing was interrupted") : "lifecycle work:");
+      for (const l of lines) ctx.out.info(l);
+      return await drive(ctx, session, p, undefined, lease, true);
+    } finally {
+      lease.release();
     }
-    return drive(ctx, session, p, undefined);
-  },
-};
-
-/** The request as readable text. */
-export function requestText(req: ModelRequest): string {
-  const lines: string[] = ["── system ──", req.system];
-  for (const m of req.messages) {
-    if (m.role === "tool") lines.push(`── tool ${m.toolCallId} ──`, m.content);
-    else if (m.role === "assistant") {
-      lines.push("── assistant ──");
-      if (m.content !== "") lines.push(m.content);
-      for (const c of m.toolCalls ?? []) lines.push(`[call ${c.id}] ${c.name} ${c.arguments}`);
-    } else lines.push("── user ──", m.content);
-  }
-  lines.push("── tools ──", ...req.tools.map((t) => `${t.name}: ${t.description}`));
-  lines.push("── settings ──", JSON.stringify(req.settings));
-  return `${lines.join("\n")}\n`;
-}
-
-export const prompt: Command = {
-  name: "prompt",
-  summary: "the exact request the model saw (or would see) at any event",
-  usage: "strata prompt SESSION[@BRANCH|@EVENT] [--at EVENT] [--diff EVENT2]",
-  description:
-    "Re-renders the request (system prompt, history, tools, model settings) as a projection of the tree at that event, from the recorded template and context files — byte-identical to what was sent then. --diff shows how it changed between two events.",
-  examples: ["strata prompt 01JD4", "strata prompt 01JD4 --at 42 --json", "strata prompt 01JD4@31 --diff 57"],
-  options: {
-    at: { type: "string", value: "EVENT", description: "an event on the branch, or ~N (default: the head)" },
-    diff: { type: "string", value: "EVENT2", description: "compare with the prompt at this event" },
-  },
-  positionals: { min: 1, max: 1 },
-  json: true,
-  run(ctx, args) {
-    const store = ctx.store();
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const at = str(args, "at") !== undefined ? eventOnBranch(store, a.branch, str(args, "at") as string) : a.event;
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-    const req = renderPrompt(session, { at });
-    const other = str(args, "diff");
-    if (other === undefined) {
-      if (ctx.out.json) ctx.out.data({ session: a.session.id, event: at, request: req });
-      else ctx.out.write(requestText(req));
-      return 0;
-    }
-    const at2 = eventOnBranch(store, a.branch, other);
-    const req2 = renderPrompt(session, { at: at2 });
-    const d = lineDiff(requestText(req).split("\n"), requestText(req2).split("\n"));
-    if (ctx.out.json) {
-      ctx.out.data({
-        session: a.session.id,
-        from: at,
-        to: at2,
-        same: d.every((x) => x.op === "="),
-        changes: d.filter((x) => x.op !== "="),
-      });
-      return 0;
-    }
-    if (d.every((x) => x.op === "=")) ctx.out.line(`the prompts at ${at} and ${at2} are identical`);
-    for (const x of d) {
-      if (x.op === "=") continue;
-      ctx.out.line(x.op === "+" ? ctx.out.paint("green", `+ ${x.line}`) : ctx.out.paint("red", `- ${x.line}`));
-    }
-    return 0;
   },
 };

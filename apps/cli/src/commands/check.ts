@@ -1,7 +1,7 @@
-/** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect, verify (CLI-21, CLI-22, CLI-24). */
+/** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24). */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { DomError, diffTrees, select } from "@strata/dom";
+import { DomError, diffTrees, select, skeletonTree } from "@strata/dom";
 import {
   materialize,
   type Override,
@@ -10,15 +10,31 @@ import {
   rerun,
   Session,
   ToolRegistry,
+  verifyRequests,
   verifyStore,
   workspaceTools,
 } from "@strata/engine";
 import type { EventId } from "@strata/store";
-import { findSession, resolveAddress } from "../address.ts";
-import { type Args, type Command, flag, list, str } from "../command.ts";
+import { findSession, parseAddress, resolveAddress } from "../address.ts";
+import { type Args, branchName, type Command, flag, list, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
-import { diffView, oneLine } from "../render.ts";
+import { diffView } from "../render.ts";
+import { handleOf } from "../sessions.ts";
+import { oneLine } from "../terminal.ts";
+
+const OVERRIDE = /^(llm|tool):([^=]+)=(.+)$/;
+
+/** Checks a selector's syntax on an empty tree, before any file is opened (a malformed one is a usage error). */
+export function checkSelector(option: string, css: string | undefined): void {
+  if (css === undefined) return;
+  try {
+    select(skeletonTree({ tag: "session" }), css);
+  } catch (e) {
+    if (e instanceof DomError) throw new UsageError(`--${option}: ${e.message}`);
+    throw e;
+  }
+}
 
 export const verify: Command = {
   name: "verify",
@@ -26,22 +42,32 @@ export const verify: Command = {
   usage: "strata verify [SESSION]",
   description:
     "SQLite's own check, every chain link and depth, branch heads, blob hashes, every payload decodes, and every snapshot equals the replay of its chain. Exits 1 on any finding.",
-  examples: ["strata verify", "strata verify 01JD4 --json"],
+  examples: ["strata verify", "strata verify 6CPD71 --json"],
   options: {},
   positionals: { min: 0, max: 1 },
+  takesSession: true,
   json: true,
   run(ctx, args) {
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const session = args.positionals[0] === undefined ? undefined : findSession(store, args.positionals[0]).id;
     const report = verifyStore(store, session, (done, total) => ctx.out.progress(`verifying: ${done}/${total} events`));
     ctx.out.progressDone();
-    if (ctx.out.json) ctx.out.data(report);
+    if (ctx.out.json)
+      ctx.out.data({
+        ok: report.ok,
+        session: session ?? null,
+        sessionCount: report.sessions,
+        eventCount: report.events,
+        snapshotCount: report.snapshots,
+        blobCount: report.blobs,
+        findings: report.findings.map((f) => ({ code: f.code, session: f.session ?? null, event: f.event ?? null, message: f.message })),
+      });
     else {
       ctx.out.line(
         `${report.ok ? ctx.out.paint("green", "ok") : ctx.out.paint("red", "FAILED")}: ${report.sessions} sessions, ${report.events} events, ${report.snapshots} snapshots, ${report.blobs} blobs checked`,
       );
       for (const f of report.findings)
-        ctx.out.line(`  ${ctx.out.paint("red", f.code)}${f.event !== undefined ? ` (event ${f.event})` : ""}: ${f.message}`);
+        ctx.out.line(`  ${ctx.out.paint("red", f.code)}${f.event !== undefined ? ` (event ${f.event})` : ""}: ${oneLine(f.message, 400)}`);
     }
     return report.ok ? 0 : 1;
   },
@@ -52,14 +78,14 @@ export const replay: Command = {
   summary: "prove replay equals the stored states, or re-run a branch deterministically",
   usage: "strata replay SESSION[@BRANCH] (--verify | --rerun | --override llm:CALL=FILE|tool:CALL=FILE …)",
   description: [
-    "--verify replays the branch from genesis with no snapshot and compares it with every snapshot on the chain and with the head as a reopen builds it; it reports the first event where they differ.",
+    "--verify replays the branch from genesis with no snapshot and compares it with every snapshot on the chain and with the head as a reopen builds it; it reports the first event where they differ. It then re-renders every request the model was sent on the branch from the tree and compares it with the hash recorded on its turn: a mismatch names the event and the part (system, tools, settings, messages) and shows the difference.",
     "--rerun forks the branch before its first user turn and drives the loop again: recorded model replies, `safe` tools re-executed for real, `never` tools answered from the recording. It reports the first reply or observation that differs (exit 1 when one does).",
     "--override makes that re-run a counterfactual: llm:CALL=FILE replaces the model reply that made call CALL with FILE (JSON {text, toolCalls:[{name, arguments}]}); tool:CALL=FILE replaces that call's observation with FILE's text. Every override is recorded in the new branch.",
   ].join("\n"),
   examples: [
-    "strata replay 01JD4 --verify",
-    "strata replay 01JD4 --rerun --json",
-    "strata replay 01JD4 --override tool:call_1_0=notes-v2.md --name what-if-notes",
+    "strata replay @last --verify",
+    "strata replay 6CPD71 --rerun --json",
+    "strata replay 6CPD71 --override tool:call_1_0=notes-v2.md --name what-if-notes",
   ],
   options: {
     verify: { type: "boolean", description: "replay from genesis and compare with the stored states" },
@@ -71,28 +97,94 @@ export const replay: Command = {
       description: "a counterfactual input (llm: or tool:), repeatable; implies --rerun",
     },
     name: { type: "string", value: "NAME", description: "the re-run branch's name (default rerun/BRANCH or whatif/BRANCH)" },
-    workspace: { type: "string", value: "DIR", description: "where safe tools run (default: the workspace the session recorded)" },
+    workspace: {
+      type: "string",
+      value: "DIR",
+      description: "where safe tools run (default: the workspace the session recorded; required for an imported session)",
+    },
   },
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
+  check(args) {
+    parseAddress(args.positionals[0] as string);
+    const rerunning = flag(args, "rerun") || list(args, "override").length > 0;
+    if (flag(args, "verify") && rerunning)
+      throw new UsageError("--verify checks the stored states; --rerun and --override make a new branch: give one of them");
+    if (!flag(args, "verify") && !rerunning) throw new UsageError("replay needs --verify, --rerun or --override (strata replay --help)");
+    if (!rerunning)
+      for (const o of ["name", "workspace"])
+        if (str(args, o) !== undefined) throw new UsageError(`--${o} applies to --rerun and --override, not to --verify`);
+    branchName(args, "name");
+    for (const spec of list(args, "override"))
+      if (!OVERRIDE.test(spec)) throw new UsageError(`--override ${JSON.stringify(spec)}: use llm:CALL_ID=FILE or tool:CALL_ID=FILE`);
+  },
   async run(ctx, args) {
     const overrides = list(args, "override");
     if (flag(args, "rerun") || overrides.length > 0) return rerunCommand(ctx, args, overrides);
-    if (!flag(args, "verify")) throw new UsageError("replay needs --verify, --rerun or --override (strata replay --help)");
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const r = replayVerify(store, a.session.id, {
       branch: a.branch.name,
       progress: (d, t) => ctx.out.progress(`replaying: ${d}/${t} events`),
     });
     ctx.out.progressDone();
-    if (ctx.out.json) ctx.out.data(r);
-    else if (r.ok)
+    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+    const q = verifyRequests(session, { progress: (d, t) => ctx.out.progress(`re-rendering requests: ${d}/${t} events`) });
+    ctx.out.progressDone();
+    const ok = r.ok && q.ok;
+    if (ctx.out.json) {
+      ctx.out.data({
+        session: a.session.id,
+        branch: r.branch,
+        head: r.head,
+        ok,
+        eventCount: r.events,
+        snapshotCount: r.snapshots,
+        mismatch: r.mismatch ?? null,
+        requests: {
+          ok: q.ok,
+          turnCount: q.turns,
+          verifiedCount: q.verified,
+          unrecordedCount: q.unrecorded,
+          mismatchCount: q.mismatched,
+          mismatches: q.mismatches.map((m) => ({
+            event: m.event,
+            at: m.at,
+            turn: m.turn,
+            part: m.part,
+            parts: m.parts,
+            message: m.message ?? null,
+            recorded: m.recorded,
+            rendered: m.rendered,
+            detail: m.detail,
+            diff: m.diff,
+          })),
+        },
+      });
+      return ok ? 0 : 1;
+    }
+    if (r.ok)
       ctx.out.line(
         `${ctx.out.paint("green", "ok")}: replayed ${r.events} events from genesis; ${r.snapshots} snapshots and the reopened head are byte-identical`,
       );
-    else ctx.out.line(`${ctx.out.paint("red", "MISMATCH")} at event ${r.mismatch?.event}: ${r.mismatch?.reason}`);
-    return r.ok ? 0 : 1;
+    else ctx.out.line(`${ctx.out.paint("red", "MISMATCH")} at event ${r.mismatch?.event}: ${oneLine(r.mismatch?.reason ?? "", 400)}`);
+    const unrecorded = q.unrecorded > 0 ? ` (${q.unrecorded} turns recorded no request: written by an older strata)` : "";
+    if (q.ok)
+      ctx.out.line(
+        `${ctx.out.paint("green", "ok")}: ${q.verified} of ${q.turns} requests re-render byte-identical to what the model was sent${unrecorded}`,
+      );
+    else {
+      ctx.out.line(
+        `${ctx.out.paint("red", "REQUESTS DIFFER")}: ${q.mismatched} of ${q.turns} requests do not re-render to what the model was sent${unrecorded}`,
+      );
+      for (const m of q.mismatches) {
+        ctx.out.line(`  event ${m.event} (turn #${m.turn}, rendered at event ${m.at}): ${m.part} — ${oneLine(m.detail, 300)}`);
+        for (const l of m.diff.split("\n")) ctx.out.line(`    ${l}`);
+      }
+      if (q.mismatched > q.mismatches.length) ctx.out.line(`  … and ${q.mismatched - q.mismatches.length} more`);
+    }
+    return ok ? 0 : 1;
   },
 };
 
@@ -103,16 +195,21 @@ export const bisect: Command = {
   description:
     "Binary search over the branch: materializes O(log n) states and reports the first event after which CSS matches an element (assuming that, once true, it stays true), with that event's diff.",
   examples: [
-    "strata bisect 01JD4 --until 'call[status=env_error]'",
-    "strata bisect 01JD4@try-2 --until 'todo item[status=completed]' --json",
+    "strata bisect @last --until 'call[status=env_error]'",
+    "strata bisect 6CPD71@try-2 --until 'todo item[status=completed]' --json",
   ],
   options: { until: { type: "string", value: "CSS", description: "the condition: a selector that starts matching" } },
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
+  check(args) {
+    parseAddress(args.positionals[0] as string);
+    if (str(args, "until") === undefined) throw new UsageError("bisect needs --until CSS");
+    checkSelector("until", str(args, "until"));
+  },
   run(ctx, args) {
-    const css = str(args, "until");
-    if (css === undefined) throw new UsageError("bisect needs --until CSS");
-    const store = ctx.store();
+    const css = str(args, "until") as string;
+    const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const chain = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER);
     const holds = (i: number): boolean => {
@@ -155,12 +252,12 @@ export const bisect: Command = {
         branch: a.branch.name,
         event: found.id,
         label: found.label,
-        steps,
+        probes: steps,
         matches: matched,
-        diff: d,
+        diff: d ?? null,
       });
     ctx.out.line(
-      `${ctx.out.paint("bold", `first event after which ${css} matches: ${found.id}`)} (${found.label ?? "no label"}; ${steps} states materialized)`,
+      `${ctx.out.paint("bold", `first event after which ${css} matches: ${found.id}`)} (${oneLine(found.label ?? "no label", 40)}; ${steps} states materialized)`,
     );
     ctx.out.line(`matching: ${matched.map((id) => `#${id}`).join(", ")}`);
     if (before !== undefined && d !== undefined) for (const l of diffView(ctx.out, d, before, after)) ctx.out.line(l);
@@ -168,32 +265,54 @@ export const bisect: Command = {
   },
 };
 
-const OVERRIDE = /^(llm|tool):([^=]+)=(.+)$/;
-
 async function rerunCommand(ctx: Context, args: Args, specs: readonly string[]): Promise<number> {
   const overrides: Override[] = specs.map((spec) => {
     const m = OVERRIDE.exec(spec);
     if (m === null) throw new UsageError(`--override ${JSON.stringify(spec)}: use llm:CALL_ID=FILE or tool:CALL_ID=FILE`);
     const path = resolve(ctx.cwd, m[3] as string);
     if (!existsSync(path)) throw new UsageError(`--override ${spec}: the file ${path} does not exist`);
-    return { kind: m[1] as "llm" | "tool", callId: m[2] as string, content: readFileSync(path, "utf8") };
+    let content: string;
+    try {
+      content = readFileSync(path, "utf8");
+    } catch (e) {
+      throw new UsageError(`--override ${spec}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    return { kind: m[1] as "llm" | "tool", callId: m[2] as string, content };
   });
   const store = ctx.store();
   const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
   if (a.explicitEvent) throw new UsageError("a re-run replays a whole branch: give SESSION or SESSION@BRANCH");
+  if (str(args, "name") !== undefined && store.branch(a.session.id, str(args, "name") as string) !== undefined)
+    throw new CliError(`session ${a.session.id} has a branch "${str(args, "name")}" already; pick another --name`);
   const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+  const importedFrom = store.getSession(a.session.id)?.metadata.importedFrom;
+  // An imported session's recorded workspace names someone else's machine: safe tools would read there.
+  if (importedFrom !== undefined && str(args, "workspace") === undefined)
+    throw new UsageError(
+      `session ${a.session.id} was imported (from ${String(importedFrom)}); a re-run executes its safe tools for real — pass --workspace DIR to choose where`,
+    );
   const workspace = resolve(ctx.cwd, str(args, "workspace") ?? readInputs(session.durableTree).settings.workspace ?? ".");
-  if (!existsSync(workspace)) throw new CliError(`the workspace ${workspace} does not exist; pass --workspace DIR (safe tools run there)`);
+  if (!existsSync(workspace)) {
+    const message = `the workspace ${workspace} does not exist; pass --workspace DIR (safe tools run there)`;
+    throw str(args, "workspace") !== undefined ? new UsageError(message) : new CliError(message);
+  }
   const report = await rerun(session, {
     registry: new ToolRegistry(workspaceTools({ root: workspace })),
     overrides,
-    ...(str(args, "name") !== undefined ? { name: str(args, "name") as string } : {}),
+    ...(branchName(args, "name") !== undefined ? { name: branchName(args, "name") as string } : {}),
     signal: ctx.signal,
     onProgress: (n) => ctx.out.progress(`re-running: model reply ${n}`),
   });
   ctx.out.progressDone();
   const diverged = report.divergence !== undefined;
-  if (ctx.out.json) ctx.out.data({ session: a.session.id, source: a.branch.name, ...report });
+  if (ctx.out.json)
+    ctx.out.data({
+      session: a.session.id,
+      sourceBranch: a.branch.name,
+      ...report,
+      stop: report.stop ?? null,
+      divergence: report.divergence ?? null,
+    });
   else {
     const o = ctx.out;
     o.line(
@@ -213,7 +332,8 @@ async function rerunCommand(ctx: Context, args: Args, specs: readonly string[]):
       o.line(`  ${report.branch}: element #${d.rerun.element ?? "-"}${d.rerun.event !== null ? ` (event ${d.rerun.event})` : ""}`);
       o.line(o.paint("red", `  - ${oneLine(d.before, 160)}`));
       o.line(o.paint("green", `  + ${oneLine(d.after, 160)}`));
-      o.line(o.paint("dim", `  compare: strata diff ${a.session.id}@${a.branch.name} ${a.session.id}@${report.branch}`));
+      const h = handleOf(store, a.session.id);
+      o.line(o.paint("dim", `  compare: strata diff ${h}@${a.branch.name} ${h}@${report.branch}`));
     }
   }
   return diverged && overrides.length === 0 ? 1 : 0;

@@ -1,83 +1,185 @@
 /** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17). */
 import { DomError, diffTrees, select, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
-import type { EventId, EventMeta, Store } from "@strata/store";
-import { eventOnBranch, findSession, resolveAddress } from "../address.ts";
-import { type Command, flag, int, str } from "../command.ts";
+import type { BranchInfo, EventId, Store } from "@strata/store";
+import { checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
+import { type Args, type Command, exclusive, flag, int, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { ago, columns, time } from "../output.ts";
-import { diffView, elementJson, oneLine, summarizeOps, treeView } from "../render.ts";
+import { diffView, elementJson, summarizeOps, treeView } from "../render.ts";
+import { byActivity, damageMessage, handleOf, handlesOf } from "../sessions.ts";
+import { oneLine } from "../terminal.ts";
+import { checkSelector } from "./check.ts";
+
+/** A branch in every --json document (CLI-8). */
+export function branchJson(b: BranchInfo): Record<string, unknown> {
+  return { name: b.name, head: b.head, eventCount: b.headDepth, origin: b.origin, originEvent: b.originEvent, created: b.created };
+}
+
+/** How a run ended, from its stop reason. */
+export type Outcome = "completed" | "stopped" | "failed" | "cancelled" | "open" | "idle" | "empty" | "damaged";
+const OUTCOMES: Readonly<Record<string, Outcome>> = {
+  "completed-by-tool": "completed",
+  "env-completed": "completed",
+  "end-turn": "completed",
+  "max-steps": "stopped",
+  budget: "stopped",
+  "context-overflow": "failed",
+  "model-error": "failed",
+  "prompt-error": "failed",
+  cancelled: "cancelled",
+};
+
+/**
+ * A session's status from its main head event alone (listing never materializes a tree): the
+ * reason of the stop that event recorded; `open` when the head is the middle of a run (running
+ * now, or waiting for `strata resume`); `idle` otherwise; `damaged` when the event cannot be read.
+ */
+function statusOf(store: Store, head: EventId): string {
+  let d: ReturnType<typeof decodeEvent>;
+  let e: ReturnType<Store["event"]>;
+  try {
+    e = store.event(head);
+    if (e === undefined) return "damaged";
+    d = decodeEvent(e);
+  } catch {
+    // an unreadable row or payload: the listing names it and goes on
+    return "damaged";
+  }
+  if (d.kind !== "patch") return "idle";
+  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === "stop") return op[3].attrs?.reason ?? "stopped";
+  return /^(turn|call|resume)\./.test(e.label ?? "") ? "open" : "idle";
+}
+
+function outcomeOf(status: string): Outcome {
+  return OUTCOMES[status] ?? (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped");
+}
+
+function statusText(status: string, outcome: Outcome): string {
+  switch (outcome) {
+    case "completed":
+    case "idle":
+    case "empty":
+      return status;
+    case "stopped":
+      return `${status} (resume continues)`;
+    case "failed":
+      return `failed: ${status} (resume retries)`;
+    case "cancelled":
+    case "open":
+      return `${status} (resume it)`;
+    case "damaged":
+      return "damaged (strata verify)";
+    default:
+      return outcome satisfies never;
+  }
+}
 
 export const ls: Command = {
   name: "ls",
   summary: "list sessions",
   usage: "strata ls [--all]",
-  description: "Sessions, newest first, with title, branches, events on main, last activity and the last thing recorded.",
-  examples: ["strata ls", "strata ls --all --json"],
+  description:
+    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts).",
+  examples: ["strata ls", "strata ls --all --json", "strata ls -q | head -1"],
   options: { all: { type: "boolean", description: "also list each session's branches, abandoned ones included" } },
   positionals: { min: 0, max: 0 },
   json: true,
   run(ctx, args) {
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const now = ctx.now();
-    const rows = store.listSessions().map((s) => {
-      const branches = store.branches(s.id);
-      const main = branches.find((b) => b.name === "main") ?? branches[0];
-      const last = branches.map((b) => store.eventMeta(b.head) as EventMeta).reduce((x, y) => (y.ts > x.ts ? y : x));
-      const status = main === undefined ? "empty" : statusOf(store, main.head);
+    const listed = byActivity(store);
+    const handles = handlesOf(listed.map((r) => r.session.id));
+    const rows = listed.map(({ session: s, activity }) => {
+      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
+      const status = activity.damage.length > 0 ? "damaged" : main === undefined ? "empty" : statusOf(store, main.head);
+      const damage = [...activity.damage];
+      if (status === "damaged" && damage.length === 0 && main !== undefined)
+        damage.push(
+          `the database ${ctx.dbPath} is damaged: event ${main.head}, the head of branch "${main.name}" of session ${s.id}, cannot be read; \`strata verify\` lists the damage`,
+        );
       return {
         id: s.id,
+        handle: handles.get(s.id) ?? s.id,
         title: s.title,
         created: s.created,
-        branches: branches.map((b) => ({ name: b.name, head: b.head, events: b.headDepth, origin: b.origin })),
-        events: main?.headDepth ?? 0,
-        lastActivity: last.ts,
-        lastLabel: last.label,
+        lastActivity: activity.last?.ts ?? s.created,
+        lastLabel: activity.last?.label ?? null,
+        eventCount: main?.headDepth ?? 0,
         status,
+        outcome: outcomeOf(status),
+        damage: damage.length === 0 ? null : damage.join("; "),
+        branches: activity.branches.map(branchJson),
       };
     });
-    if (ctx.out.json) return void ctx.out.data({ sessions: rows });
-    if (rows.length === 0) return void ctx.out.line(`no sessions in ${ctx.dbPath}; \`strata run\` starts one`);
+    // A damaged session is listed as such, the others as usual; the exit code says something is wrong.
+    const damaged = rows.some((r) => r.damage !== null) ? 1 : undefined;
+    for (const r of rows) if (r.damage !== null) ctx.out.note(ctx.out.paint("red", `warning: ${r.damage}`));
+    if (ctx.out.json) {
+      ctx.out.data({ sessions: rows });
+      return damaged;
+    }
+    // for scripts: whole ids, which stay valid however many sessions come later
+    if (ctx.out.quiet) {
+      for (const r of rows) ctx.out.line(r.id);
+      return damaged;
+    }
+    if (rows.length === 0) return void ctx.out.info(`no sessions in ${ctx.dbPath}; \`strata run\` starts one`);
     const table = [["SESSION", "TITLE", "BRANCHES", "EVENTS", "ACTIVE", "STATUS"].map((h) => ctx.out.paint("bold", h))];
     for (const r of rows) {
       const live = r.branches.filter((b) => b.origin !== "rewind").length;
       table.push([
-        ctx.out.paint("cyan", r.id),
+        ctx.out.paint("cyan", r.handle),
         oneLine(r.title ?? "", 40),
         `${live}${r.branches.length > live ? ` (+${r.branches.length - live} kept)` : ""}`,
-        String(r.events),
+        String(r.eventCount),
         ago(r.lastActivity, now),
-        r.status,
+        statusText(r.status, r.outcome),
       ]);
       if (flag(args, "all"))
-        for (const b of r.branches) table.push(["", ctx.out.paint("dim", `  @${b.name}`), b.origin, String(b.events), "", ""]);
+        for (const b of r.branches)
+          table.push(["", ctx.out.paint("dim", `  @${oneLine(String(b.name), 40)}`), String(b.origin), String(b.eventCount), "", ""]);
     }
     for (const l of columns(table)) ctx.out.line(l);
-    return undefined;
+    return damaged;
   },
 };
+
+function globMatcher(glob: string): (s: string) => boolean {
+  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\?]/g, "\\$&").replace(/\*/g, ".*")}$`);
+  return (s) => re.test(s);
+}
 
 export const log: Command = {
   name: "log",
   summary: "show a branch's events",
   usage: "strata log SESSION[@BRANCH] [--label GLOB] [--limit N]",
   description: "Events of a branch, oldest first: id, time, label, cause and a summary of the ops. Fork and rewind points are marked.",
-  examples: ["strata log 01JD4", "strata log 01JD4@try-2 --label 'tool.*' --limit 20", "strata log 01JD4 --json"],
+  examples: ["strata log @last", "strata log 6CPD71@alt --label 'tool.*' --limit 20", "strata log 6CPD71 --json"],
   options: {
     label: { type: "string", value: "GLOB", description: "only events whose label matches (* matches anything)" },
     limit: { type: "string", value: "N", description: "the last N events (default 100; 0 for all)" },
   },
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
+  check(args) {
+    int(args, "limit", 100);
+    parseAddress(args.positionals[0] as string);
+  },
   run(ctx, args) {
     const limit = int(args, "limit", 100);
     const glob = str(args, "label");
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const match = glob === undefined ? () => true : globMatcher(glob);
     const all = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER).filter((e) => match(e.label ?? ""));
     const shown = limit === 0 ? all : all.slice(-limit);
     const events = store.events(shown.map((e) => e.id));
+    if (events.length !== shown.length)
+      throw new CliError(
+        `the database ${ctx.dbPath} is damaged: ${shown.length - events.length} events of the chain of ${a.session.id}@${a.branch.name} cannot be read; \`strata verify\` lists the damage`,
+      );
     const marks = new Map<number, string[]>();
     for (const b of store.branches(a.session.id)) {
       if (b.originEvent === null || b.name === a.branch.name) continue;
@@ -91,45 +193,30 @@ export const log: Command = {
         const d = decodeEvent(e);
         summary = d.kind === "genesis" ? "session skeleton" : summarizeOps(d.ops);
       } catch (err) {
-        summary = `(unreadable: ${(err as Error).message})`;
+        summary = `(unreadable — the database is damaged: ${(err as Error).message})`;
       }
       return { id: e.id, depth: e.depth, ts: e.ts, label: e.label, by: e.by, kind: e.kind, summary, marks: marks.get(e.id) ?? [] };
     });
-    if (ctx.out.json) return void ctx.out.data({ session: a.session.id, branch: a.branch.name, total: all.length, events: rows });
+    if (ctx.out.json) return void ctx.out.data({ session: a.session.id, branch: a.branch.name, eventCount: all.length, events: rows });
     if (shown.length < all.length)
-      ctx.out.line(ctx.out.paint("dim", `… ${all.length - shown.length} earlier events (--limit 0 shows all)`));
+      ctx.out.info(ctx.out.paint("dim", `… ${all.length - shown.length} earlier events (--limit 0 shows all)`));
     for (const r of rows) {
+      const label = oneLine(r.label ?? r.kind, 40);
       ctx.out.line(
-        `${ctx.out.paint("yellow", String(r.id).padStart(6))} ${ctx.out.paint("dim", time(r.ts))} ${ctx.out.paint("cyan", (r.label ?? r.kind).padEnd(14))} ${r.by ? ctx.out.paint("dim", `by ${r.by} `) : ""}${r.summary}`,
+        `${ctx.out.paint("yellow", String(r.id).padStart(6))} ${ctx.out.paint("dim", time(r.ts))} ${ctx.out.paint("cyan", label.padEnd(14))} ${r.by ? ctx.out.paint("dim", `by ${oneLine(r.by, 40)} `) : ""}${oneLine(r.summary, 400)}`,
       );
-      for (const m of r.marks) ctx.out.line(`       ${ctx.out.paint("magenta", m)}`);
+      for (const m of r.marks) ctx.out.line(`       ${ctx.out.paint("magenta", oneLine(m, 200))}`);
     }
     return undefined;
   },
 };
 
-/**
- * A session's status from its main head event alone (listing never materializes a tree): the
- * reason of the stop that event recorded; `open` when the head is the middle of a run (running
- * now, or waiting for `strata resume`); `idle` otherwise.
- */
-function statusOf(store: Store, head: EventId): string {
-  const e = store.event(head);
-  if (e === undefined) return "unreadable";
-  let d: ReturnType<typeof decodeEvent>;
-  try {
-    d = decodeEvent(e);
-  } catch {
-    return "unreadable";
-  }
-  if (d.kind !== "patch") return "idle";
-  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === "stop") return op[3].attrs?.reason ?? "stopped";
-  return /^(turn|call|resume)\./.test(e.label ?? "") ? "open (resume it)" : "idle";
-}
-
-function globMatcher(glob: string): (s: string) => boolean {
-  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\?]/g, "\\$&").replace(/\*/g, ".*")}$`);
-  return (s) => re.test(s);
+/** `S@EVENT --at EVENT` names the event twice: refuse it. */
+function checkAtOnce(args: Args): void {
+  const { at, back } = parseAddress(args.positionals[0] as string);
+  checkEventText("at", str(args, "at"));
+  if (str(args, "at") !== undefined && ((at !== undefined && /^[0-9]+$/.test(at)) || back > 0))
+    throw new UsageError(`${args.positionals[0]} names an event already; give either SESSION@EVENT (or SESSION~N) or --at EVENT, not both`);
 }
 
 export const show: Command = {
@@ -138,22 +225,30 @@ export const show: Command = {
   usage: "strata show SESSION[@BRANCH|@EVENT][~N] [--at EVENT] [--select CSS] [--xml | --tree] [--depth N]",
   description: "The materialized tree at an event (default: the branch head), or only the elements a selector matches.",
   examples: [
-    "strata show 01JD4",
-    "strata show 01JD4 --at 57 --select 'call[status=running]'",
-    "strata show 01JD4@try-2~3 --xml",
-    "strata show 01JD4 --json",
+    "strata show @last",
+    "strata show 6CPD71 --at 57 --select 'call[status=running]'",
+    "strata show 6CPD71@alt~3 --xml",
+    "strata show 6CPD71 --json",
   ],
   options: {
-    at: { type: "string", value: "EVENT", description: "an event id, or ~N for N events before the head" },
+    at: { type: "string", value: "EVENT", description: "an event id, or head~N for N events before the head" },
     select: { type: "string", value: "CSS", description: "only the elements matching this selector" },
     xml: { type: "boolean", description: "canonical XML (ids included)" },
     tree: { type: "boolean", description: "an indented view (the default)" },
     depth: { type: "string", value: "N", description: "levels to show in the tree view (default all)" },
   },
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
+  check(args) {
+    checkAtOnce(args);
+    exclusive(args, "xml", "tree");
+    exclusive(args, "xml", "depth");
+    int(args, "depth", 0);
+    checkSelector("select", str(args, "select"));
+  },
   run(ctx, args) {
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const atText = str(args, "at");
     const event = atText === undefined ? a.event : eventOnBranch(store, a.branch, atText);
@@ -173,7 +268,7 @@ export const show: Command = {
         session: a.session.id,
         branch: a.branch.name,
         event,
-        matches: css === undefined ? undefined : roots.length,
+        matchCount: css === undefined ? null : roots.length,
         elements: roots.map(elementJson),
       });
     if (css !== undefined && roots.length === 0) ctx.out.note(`no element matches ${css} at event ${event}`);
@@ -192,12 +287,15 @@ export const diff: Command = {
   usage: "strata diff A B",
   description:
     "The structural difference from A to B (each SESSION@EVENT, SESSION@BRANCH or SESSION@BRANCH~N): elements added, removed, changed and moved, with before and after.",
-  examples: ["strata diff 01JD4@main 01JD4@try-2", "strata diff 01JD4@40 01JD4@57 --json"],
+  examples: ["strata diff 6CPD71@main 6CPD71@alt", "strata diff @last@40 @last@57 --json"],
   options: {},
   positionals: { min: 2, max: 2 },
   json: true,
+  check(args) {
+    for (const p of args.positionals) parseAddress(p);
+  },
   run(ctx, args) {
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const b = resolveAddress(store, args.positionals[1] as string, ctx.branch);
     if (a.session.id !== b.session.id)
@@ -206,9 +304,11 @@ export const diff: Command = {
     const tb = materialize(store, b.event);
     const d = diffTrees(ta, tb);
     if (ctx.out.json) return void ctx.out.data({ session: a.session.id, from: a.event, to: b.event, diff: d });
-    ctx.out.line(ctx.out.paint("bold", `${a.session.id}: event ${a.event} (${a.branch.name}) → event ${b.event} (${b.branch.name})`));
+    ctx.out.info(
+      ctx.out.paint("bold", `${handleOf(store, a.session.id)}: event ${a.event} (${a.branch.name}) → event ${b.event} (${b.branch.name})`),
+    );
     const lines = diffView(ctx.out, d, ta, tb);
-    if (lines.length === 0) ctx.out.line("no difference");
+    if (lines.length === 0) ctx.out.info("no difference");
     for (const l of lines) ctx.out.line(l);
     return undefined;
   },
@@ -218,26 +318,34 @@ export const branches: Command = {
   name: "branches",
   summary: "list a session's branches",
   usage: "strata branches SESSION",
-  description: "Every branch of a session with its head, length and origin (a fork, or a head kept by a rewind).",
-  examples: ["strata branches 01JD4", "strata branches 01JD4 --json"],
+  description: "Every branch of a session with its head, length and origin (a fork, or a head kept by a rewind). -q prints the names only.",
+  examples: ["strata branches @last", "strata branches 6CPD71 --json"],
   options: {},
   positionals: { min: 1, max: 1 },
+  takesSession: true,
   json: true,
   run(ctx, args) {
-    const store = ctx.store();
+    const store = ctx.store({ readonly: true });
     const s = findSession(store, args.positionals[0] as string);
     const list = store.branches(s.id);
-    if (ctx.out.json) return void ctx.out.data({ session: s.id, branches: list });
+    const missing = list.filter((b) => store.eventMeta(b.head)?.session !== s.id);
+    for (const b of missing)
+      ctx.out.note(ctx.out.paint("red", `warning: ${damageMessage(s.id, { branch: b.name, head: b.head }, ctx.dbPath)}`));
+    if (ctx.out.json) return void ctx.out.data({ session: s.id, branches: list.map(branchJson) });
+    if (ctx.out.quiet) {
+      for (const b of list) ctx.out.line(b.name);
+      return missing.length > 0 ? 1 : undefined;
+    }
     const table = [["BRANCH", "HEAD", "EVENTS", "ORIGIN", "CREATED"].map((h) => ctx.out.paint("bold", h))];
     for (const b of list)
       table.push([
         ctx.out.paint(b.origin === "rewind" ? "dim" : "cyan", b.name),
-        String(b.head),
+        missing.includes(b) ? `${b.head} (missing)` : String(b.head),
         String(b.headDepth),
         b.origin === "genesis" ? "-" : `${b.origin} at ${b.originEvent}`,
         time(b.created),
       ]);
     for (const l of columns(table)) ctx.out.line(l);
-    return undefined;
+    return missing.length > 0 ? 1 : undefined;
   },
 };

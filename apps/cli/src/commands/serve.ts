@@ -17,13 +17,24 @@ export const serve: Command = {
   },
   positionals: { min: 0, max: 0 },
   json: true,
-  async run(ctx, args) {
-    const port = int(args, "port", 7357);
-    if (port > 65535) throw new UsageError(`--port ${port} is not a port (0–65535)`);
-    const host = str(args, "host") ?? "127.0.0.1";
+  check(args) {
+    if (int(args, "port", 7357) > 65535) throw new UsageError(`--port ${str(args, "port")} is not a port (0–65535)`);
     const given = str(args, "token");
     if (given !== undefined && given.length < 8) throw new UsageError("--token must be at least 8 characters");
-    const store = ctx.store();
+    if (str(args, "host")?.trim() === "") throw new UsageError("--host is empty; give an address such as 127.0.0.1");
+  },
+  async run(ctx, args) {
+    const port = int(args, "port", 7357);
+    const host = str(args, "host") ?? "127.0.0.1";
+    const given = str(args, "token");
+    const store = ctx.store({ readonly: true });
+    if ((store as { access?: string }).access === "read-only copy")
+      ctx.out.note(
+        ctx.out.paint(
+          "yellow",
+          "note: the database's directory is not writable and no writer has it open, so this serves a copy taken now: runs that start later are not shown (serve from a writable directory to follow them live)",
+        ),
+      );
     if (needsBuild()) {
       ctx.out.note("building the inspector web app (first run)…");
       await buildApp();

@@ -5,7 +5,7 @@
  * concatenation), `a if cond else b`, and list literals. Nothing else: no assignment, no lambdas,
  * no access to anything the evaluator does not hand out.
  */
-import type { Pos } from "./errors.ts";
+import { brief, type Pos } from "./errors.ts";
 
 export type Expr =
   | { readonly t: "lit"; readonly value: string | number | boolean | null; readonly pos: Pos }
@@ -43,6 +43,8 @@ export class ExprError extends Error {
   constructor(
     message: string,
     readonly pos: Pos,
+    /** True when a nesting bound (TP-23), not the syntax, was the problem. */
+    readonly limit = false,
   ) {
     super(message);
   }
@@ -50,7 +52,13 @@ export class ExprError extends Error {
 
 const OPS = ["==", "!=", "<=", ">=", "//", "(", ")", "[", "]", ",", ".", "|", ":", "~", "+", "-", "*", "/", "%", "<", ">", "="];
 const KEYWORDS = new Set(["and", "or", "not", "in", "if", "else", "is", "true", "false", "none", "null", "True", "False", "None"]);
+/** Parentheses, brackets, calls, `not`, unary minus and `else` chains nest at most this deep. */
 const MAX_DEPTH = 64;
+/**
+ * The expression tree is at most this deep, chains included (`a + a + …`, `x | f | f …`,
+ * `a.b.c…`): the evaluator recurses over it, so a deeper one would overflow the stack.
+ */
+export const MAX_EXPR_DEPTH = 256;
 
 function tokenize(src: string, base: Pos): Token[] {
   const out: Token[] = [];
@@ -125,7 +133,33 @@ export function statementParser(src: string, base: Pos): Parser {
 export class Parser {
   #i = 0;
   #depth = 0;
+  /** Height of every node built, to refuse trees the evaluator could not walk. */
+  readonly #heights = new WeakMap<Expr, number>();
   constructor(private readonly tokens: readonly Token[]) {}
+
+  /** Registers a new node's height (one more than its tallest child); fails past the limit. */
+  #mk<T extends Expr>(e: T): T {
+    let tallest = 0;
+    // Leaves (names, strings, constants) are not registered: their height is 1.
+    for (const c of children(e)) tallest = Math.max(tallest, this.#heights.get(c) ?? 1);
+    if (tallest + 1 > MAX_EXPR_DEPTH)
+      throw new ExprError(`the expression nests deeper than ${MAX_EXPR_DEPTH} levels; split it with {% set %}`, e.pos, true);
+    this.#heights.set(e, tallest + 1);
+    return e;
+  }
+
+  /** Runs a step of the parser that recurses, bounding how deep it may go. */
+  #nested<T>(f: () => T): T {
+    if (++this.#depth > MAX_DEPTH) {
+      this.#depth--;
+      throw new ExprError(`expressions nest deeper than ${MAX_DEPTH} levels`, this.peek().pos, true);
+    }
+    try {
+      return f();
+    } finally {
+      this.#depth--;
+    }
+  }
 
   peek(): Token {
     return this.tokens[this.#i] as Token;
@@ -159,12 +193,7 @@ export class Parser {
   }
 
   expression(): Expr {
-    if (++this.#depth > MAX_DEPTH) throw new ExprError(`expressions nest deeper than ${MAX_DEPTH}`, this.peek().pos);
-    try {
-      return this.#conditional();
-    } finally {
-      this.#depth--;
-    }
+    return this.#nested(() => this.#conditional());
   }
 
   #conditional(): Expr {
@@ -172,8 +201,8 @@ export class Parser {
     if (this.at("if")) {
       const pos = this.next().pos;
       const test = this.#or();
-      const otherwise = this.accept("else") ? this.#conditional() : undefined;
-      return { t: "cond", test, yes: e, otherwise, pos };
+      const otherwise = this.accept("else") ? this.#nested(() => this.#conditional()) : undefined;
+      return this.#mk({ t: "cond", test, yes: e, otherwise, pos });
     }
     return e;
   }
@@ -181,7 +210,7 @@ export class Parser {
     let e = this.#and();
     while (this.at("or")) {
       const pos = this.next().pos;
-      e = { t: "binary", op: "or", left: e, right: this.#and(), pos };
+      e = this.#mk({ t: "binary", op: "or", left: e, right: this.#and(), pos });
     }
     return e;
   }
@@ -189,14 +218,14 @@ export class Parser {
     let e = this.#not();
     while (this.at("and")) {
       const pos = this.next().pos;
-      e = { t: "binary", op: "and", left: e, right: this.#not(), pos };
+      e = this.#mk({ t: "binary", op: "and", left: e, right: this.#not(), pos });
     }
     return e;
   }
   #not(): Expr {
     if (this.at("not")) {
       const pos = this.next().pos;
-      return { t: "unary", op: "not", arg: this.#not(), pos };
+      return this.#mk({ t: "unary", op: "not", arg: this.#nested(() => this.#not()), pos });
     }
     return this.#comparison();
   }
@@ -206,14 +235,19 @@ export class Parser {
       const t = this.peek();
       if (t.k === "op" && ["==", "!=", "<", ">", "<=", ">="].includes(t.v)) {
         this.next();
-        e = { t: "binary", op: t.v, left: e, right: this.#concat(), pos: t.pos };
+        e = this.#mk({ t: "binary", op: t.v, left: e, right: this.#concat(), pos: t.pos });
       } else if (this.at("in")) {
         this.next();
-        e = { t: "binary", op: "in", left: e, right: this.#concat(), pos: t.pos };
+        e = this.#mk({ t: "binary", op: "in", left: e, right: this.#concat(), pos: t.pos });
       } else if (this.at("not") && this.tokens[this.#i + 1]?.v === "in") {
         this.next();
         this.next();
-        e = { t: "unary", op: "not", arg: { t: "binary", op: "in", left: e, right: this.#concat(), pos: t.pos }, pos: t.pos };
+        e = this.#mk({
+          t: "unary",
+          op: "not",
+          arg: this.#mk({ t: "binary", op: "in", left: e, right: this.#concat(), pos: t.pos }),
+          pos: t.pos,
+        });
       } else return e;
     }
   }
@@ -221,7 +255,7 @@ export class Parser {
     let e = this.#additive();
     while (this.at("~")) {
       const pos = this.next().pos;
-      e = { t: "binary", op: "~", left: e, right: this.#additive(), pos };
+      e = this.#mk({ t: "binary", op: "~", left: e, right: this.#additive(), pos });
     }
     return e;
   }
@@ -229,7 +263,7 @@ export class Parser {
     let e = this.#multiplicative();
     while (this.at("+") || this.at("-")) {
       const t = this.next();
-      e = { t: "binary", op: t.v, left: e, right: this.#multiplicative(), pos: t.pos };
+      e = this.#mk({ t: "binary", op: t.v, left: e, right: this.#multiplicative(), pos: t.pos });
     }
     return e;
   }
@@ -237,14 +271,14 @@ export class Parser {
     let e = this.#unary();
     while (this.at("*") || this.at("/") || this.at("%") || this.at("//")) {
       const t = this.next();
-      e = { t: "binary", op: t.v, left: e, right: this.#unary(), pos: t.pos };
+      e = this.#mk({ t: "binary", op: t.v, left: e, right: this.#unary(), pos: t.pos });
     }
     return e;
   }
   #unary(): Expr {
     if (this.at("-")) {
       const pos = this.next().pos;
-      return { t: "unary", op: "-", arg: this.#unary(), pos };
+      return this.#mk({ t: "unary", op: "-", arg: this.#nested(() => this.#unary()), pos });
     }
     return this.#filtered();
   }
@@ -254,7 +288,7 @@ export class Parser {
       const pos = this.next().pos;
       const name = this.expectName("a filter name after |");
       const { args, kwargs } = this.at("(") ? this.#arguments() : { args: [], kwargs: [] };
-      e = { t: "filter", value: e, name, args, kwargs, pos };
+      e = this.#mk({ t: "filter", value: e, name, args, kwargs, pos });
     }
     return e;
   }
@@ -265,16 +299,16 @@ export class Parser {
         const pos = this.next().pos;
         const t = this.next();
         if (t.k !== "name" && t.k !== "num") throw new ExprError(`expected a member name after ".", found ${describe(t)}`, t.pos);
-        e = { t: "member", object: e, key: t.v, pos };
+        e = this.#mk({ t: "member", object: e, key: t.v, pos });
       } else if (this.at("[")) {
         const pos = this.next().pos;
         const key = this.expression();
         this.expect("]");
-        e = { t: "member", object: e, key, pos };
+        e = this.#mk({ t: "member", object: e, key, pos });
       } else if (this.at("(")) {
         const pos = this.peek().pos;
         const { args, kwargs } = this.#arguments();
-        e = { t: "call", callee: e, args, kwargs, pos };
+        e = this.#mk({ t: "call", callee: e, args, kwargs, pos });
       } else return e;
     }
   }
@@ -301,7 +335,7 @@ export class Parser {
     const t = this.next();
     switch (t.k) {
       case "num":
-        return { t: "lit", value: t.value as number, pos: t.pos };
+        return this.#mk({ t: "lit", value: t.value as number, pos: t.pos });
       case "str":
         return { t: "lit", value: t.value as string, pos: t.pos };
       case "name":
@@ -322,7 +356,7 @@ export class Parser {
             do items.push(this.expression());
             while (this.accept(","));
           this.expect("]", '"]" to close the list');
-          return { t: "list", items, pos: t.pos };
+          return this.#mk({ t: "list", items, pos: t.pos });
         }
         break;
       default:
@@ -334,6 +368,33 @@ export class Parser {
 
 function describe(t: Token): string {
   if (t.k === "end") return "the end of the expression";
-  if (t.k === "str") return `the string ${t.v}`;
-  return `"${t.v}"`;
+  if (t.k === "str") return `the string ${brief(t.v)}`;
+  return `"${brief(t.v)}"`;
+}
+
+/** The sub-expressions of a node. */
+function children(e: Expr): readonly Expr[] {
+  switch (e.t) {
+    case "lit":
+    case "name":
+      return [];
+    case "member":
+      return typeof e.key === "string" ? [e.object] : [e.object, e.key];
+    case "call":
+      return [e.callee, ...e.args, ...e.kwargs.map(([, x]) => x)];
+    case "filter":
+      return [e.value, ...e.args, ...e.kwargs.map(([, x]) => x)];
+    case "unary":
+      return [e.arg];
+    case "binary":
+      return [e.left, e.right];
+    case "cond":
+      return e.otherwise === undefined ? [e.test, e.yes] : [e.test, e.yes, e.otherwise];
+    case "list":
+      return e.items;
+    default: {
+      const never: never = e;
+      return never;
+    }
+  }
 }

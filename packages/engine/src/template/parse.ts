@@ -4,12 +4,12 @@
  * `{% set name = … %}`. Unknown or misplaced tags are errors with the position and what was
  * expected.
  */
-import { type Pos, TemplateError } from "./errors.ts";
+import { brief, type Pos, TemplateError } from "./errors.ts";
 import { type Expr, ExprError, parseExpr, statementParser } from "./expr.ts";
 import { type Chunk, lex } from "./lexer.ts";
 
 export type Node =
-  | { readonly t: "text"; readonly text: string }
+  | { readonly t: "text"; readonly text: string; readonly pos: Pos }
   | { readonly t: "output"; readonly expr: Expr; readonly pos: Pos }
   | {
       readonly t: "if";
@@ -36,20 +36,30 @@ export const MAX_TEMPLATE = 1_000_000;
 const MAX_NESTING = 100;
 
 export function compile(source: string, name: string): Compiled {
-  if (typeof source !== "string") throw new TemplateError("a template must be a string", name, 1, 1);
+  if (typeof source !== "string") throw new TemplateError("a template must be a string", name, 1, 1, "syntax");
   if (source.length > MAX_TEMPLATE)
-    throw new TemplateError(`the template is ${source.length} characters long (limit ${MAX_TEMPLATE})`, name, 1, 1);
+    throw new TemplateError(
+      `the template is ${source.length} characters long (limit ${MAX_TEMPLATE})`,
+      name,
+      1,
+      1,
+      "limit",
+      "template-size",
+    );
   const chunks = lex(source, name);
   let i = 0;
   const fail = (msg: string, pos: Pos): never => {
-    throw new TemplateError(msg, name, pos.line, pos.column);
+    throw new TemplateError(msg, name, pos.line, pos.column, "syntax");
+  };
+  const exprFail = (e: ExprError): never => {
+    throw new TemplateError(e.message, name, e.pos.line, e.pos.column, e.limit ? "limit" : "syntax", e.limit ? "depth" : undefined);
   };
   const expr = (src: string, pos: Pos): Expr => {
     if (src.trim() === "") fail("expected an expression", pos);
     try {
       return parseExpr(src, pos);
     } catch (e) {
-      if (e instanceof ExprError) fail(e.message, e.pos);
+      if (e instanceof ExprError) exprFail(e);
       throw e;
     }
   };
@@ -59,12 +69,15 @@ export function compile(source: string, name: string): Compiled {
     depth: number,
     opener?: { what: string; pos: Pos },
   ): { nodes: Node[]; end?: { word: string; chunk: Exclude<Chunk, { kind: "text" }> } } => {
-    if (depth > MAX_NESTING) fail(`blocks nest deeper than ${MAX_NESTING}`, opener?.pos ?? { line: 1, column: 1 });
+    if (depth > MAX_NESTING) {
+      const at = opener?.pos ?? { line: 1, column: 1 };
+      throw new TemplateError(`blocks nest deeper than ${MAX_NESTING}`, name, at.line, at.column, "limit", "depth");
+    }
     const nodes: Node[] = [];
     while (i < chunks.length) {
       const c = chunks[i++] as Chunk;
       if (c.kind === "text") {
-        nodes.push({ t: "text", text: c.text });
+        nodes.push({ t: "text", text: c.text, pos: c.pos });
         continue;
       }
       if (c.kind === "output") {
@@ -101,17 +114,18 @@ export function compile(source: string, name: string): Compiled {
           break;
         }
         case "for": {
-          const p = statementParser(rest, restPos);
           let names: string[];
           let iterable: Expr;
           try {
+            // Tokenizing is inside the try: a bad character in the loop header is a syntax error.
+            const p = statementParser(rest, restPos);
             names = [p.expectName("a loop variable after for")];
             while (p.accept(",")) names.push(p.expectName("a loop variable"));
             p.expect("in", '"in"');
             iterable = p.expression();
             p.expectEnd();
           } catch (e) {
-            if (e instanceof ExprError) return fail(e.message, e.pos);
+            if (e instanceof ExprError) return exprFail(e);
             throw e;
           }
           if (names.length > 2) fail("a for loop takes one variable, or two over pairs", c.pos);
@@ -144,7 +158,7 @@ export function compile(source: string, name: string): Compiled {
               `{% ${word} %} without a matching ${word === "endfor" ? "{% for %}" : word === "endraw" ? "{% raw %}" : "{% if %}"}`,
               c.pos,
             );
-          fail(`unknown tag {% ${word || c.source.trim()} %}; expected if, elif, else, endif, for, endfor, set, raw`, c.pos);
+          fail(`unknown tag {% ${brief(word || c.source.trim())} %}; expected if, elif, else, endif, for, endfor, set, raw`, c.pos);
       }
     }
     return { nodes };

@@ -1,53 +1,79 @@
 /**
- * Rendering (TP-15 … TP-22): a pure function of the template, the tree and the variables — no
+ * Rendering (TP-15 … TP-23): a pure function of the template, the tree and the variables — no
  * clock, no randomness, no I/O, no environment — so the same inputs give the same bytes anywhere.
- * Work is bounded: output size, loop iterations, function calls and selector queries.
+ * Work and memory are bounded (`budget.ts`): output, loop iterations, calls, selector queries,
+ * evaluation steps, the size of every value built, the nesting of values and the memory
+ * allocated in all. Every failure is a `TemplateError` with a code; nothing else escapes.
  */
-import { DomError, count as domCount, escapeText, select, selectOne, type Tree } from "@strata/dom";
-import { type Pos, TemplateError } from "./errors.ts";
+import { DomError, type Tree } from "@strata/dom";
+import { Budget, ENTRY_UNITS, ITEM_UNITS, type Limits, mergeLimits } from "./budget.ts";
+import { CallError, makeBuiltins } from "./builtins.ts";
+import { brief, LimitError, type Pos, TemplateError, type TemplateLimit } from "./errors.ts";
 import type { Expr } from "./expr.ts";
 import { type Compiled, compile, type Node } from "./parse.ts";
-import { Builtin, fromHost, isRec, kindOf, member, type Rec, record, TElement, toJsonData, truthy, type Value } from "./values.ts";
+import { Builtin, fromHost, isRec, kindOf, member, type Rec, record, TElement, truthy, type Value } from "./values.ts";
+
+export { DEFAULT_LIMITS, type Limits } from "./budget.ts";
 
 export interface RenderOptions {
   /** Name used in error messages (default "template"). */
   readonly name?: string;
   /** Variables: plain data only (strings, numbers, booleans, null, lists, plain objects). */
   readonly vars?: Readonly<Record<string, unknown>>;
+  /** Bounds of this render; each one left out is the default (`DEFAULT_LIMITS`). */
   readonly limits?: Partial<Limits>;
 }
 
-export interface Limits {
-  /** Characters of output (default 1,000,000). */
-  readonly output: number;
-  /** Loop iterations in all (default 100,000). */
-  readonly iterations: number;
-  /** Function and filter calls in all (default 100,000). */
-  readonly calls: number;
-  /** Selector queries (select, selectOne, count with a selector) in all (default 1,000). */
-  readonly queries: number;
+/** Compiled templates, most recent last, bounded by the characters of source they hold. */
+const cache = new Map<string, Compiled>();
+let cachedChars = 0;
+const CACHE_CHARS = 4_000_000;
+const CACHE_ENTRIES = 64;
+
+function compiled(source: string, name: string): Compiled {
+  const key = `${name}\u0000${source}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  const c = compile(source, name);
+  cache.set(key, c);
+  cachedChars += key.length;
+  // A parsed template is many times its source; keeping few and small ones bounds the memory a
+  // stream of distinct hostile templates can pin.
+  while (cache.size > CACHE_ENTRIES || (cachedChars > CACHE_CHARS && cache.size > 1)) {
+    const oldest = cache.keys().next().value as string;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
+  return c;
 }
 
-export const DEFAULT_LIMITS: Limits = Object.freeze({ output: 1_000_000, iterations: 100_000, calls: 100_000, queries: 1_000 });
-
-const cache = new Map<string, Compiled>();
-
-/** Compiles (with a small cache keyed by name and source) and renders. */
+/** Compiles (with a small cache keyed by name and source) and renders. Throws only `TemplateError`. */
 export function renderTemplate(source: string, tree: Tree, options: RenderOptions = {}): string {
   const name = options.name ?? "template";
-  const key = `${name}\u0000${source}`;
-  let compiled = cache.get(key);
-  if (compiled === undefined) {
-    compiled = compile(source, name);
-    cache.set(key, compiled);
-    if (cache.size > 64) cache.delete(cache.keys().next().value as string);
-  }
-  return new Renderer(compiled, tree, options).run();
+  return guard(name, () => new Renderer(compiled(source, name), tree, options).run());
 }
 
-/** Checks a template's syntax without rendering it; throws TemplateError. */
+/** Checks a template's syntax without rendering it; throws `TemplateError`. */
 export function checkTemplate(source: string, name = "template"): void {
-  compile(source, name);
+  guard(name, () => compile(source, name));
+}
+
+/**
+ * The last line of defence of "nothing but TemplateError escapes": every bound is checked before
+ * the engine's own limits are reached, so this never fires in the tests (they assert it); if a
+ * path was missed, the caller still gets a recorded template failure rather than a crash.
+ */
+function guard<T>(name: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof TemplateError) throw e;
+    if (e instanceof RangeError) {
+      const limit: TemplateLimit = /call stack/i.test(e.message) ? "depth" : /array/i.test(e.message) ? "list-length" : "string-length";
+      throw new TemplateError(`the template reached an engine bound (${e.message})`, name, 1, 1, "limit", limit);
+    }
+    throw e;
+  }
 }
 
 class Scope {
@@ -69,23 +95,36 @@ class Renderer {
   #calls = 0;
   #queries = 0;
   readonly #limits: Limits;
+  readonly #budget: Budget;
   readonly #builtins: Map<string, Builtin>;
   readonly #root: Scope;
 
   constructor(
     private readonly t: Compiled,
-    private readonly tree: Tree,
+    tree: Tree,
     options: RenderOptions,
   ) {
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#builtins = this.#makeBuiltins();
+    try {
+      this.#limits = mergeLimits(options.limits);
+    } catch (e) {
+      throw new TemplateError((e as Error).message, t.name, 1, 1, "options");
+    }
+    this.#budget = new Budget(this.#limits);
+    this.#builtins = makeBuiltins({
+      tree,
+      budget: this.#budget,
+      query: () => {
+        if (++this.#queries > this.#limits.queries) throw new LimitError("queries", `more than ${this.#limits.queries} selector queries`);
+      },
+    });
     this.#root = new Scope(undefined);
     for (const [k, v] of Object.entries(options.vars ?? {})) {
       let value: Value;
       try {
-        value = fromHost(v);
+        value = fromHost(v, (units) => this.#budget.charge(units));
       } catch (e) {
-        throw new TemplateError(`variable ${k}: ${(e as Error).message}`, t.name, 1, 1);
+        if (e instanceof LimitError) throw new TemplateError(`variable ${k}: ${e.message}`, t.name, 1, 1, "limit", e.limit);
+        throw new TemplateError(`variable ${brief(k)}: ${(e as Error).message}`, t.name, 1, 1, "options");
       }
       this.#root.set(k, value);
     }
@@ -97,11 +136,26 @@ class Renderer {
   }
 
   #fail(msg: string, pos: Pos): never {
-    throw new TemplateError(msg, this.t.name, pos.line, pos.column);
+    throw new TemplateError(msg, this.t.name, pos.line, pos.column, "render");
+  }
+
+  #limit(limit: TemplateLimit, msg: string, pos: Pos): never {
+    throw new TemplateError(msg, this.t.name, pos.line, pos.column, "limit", limit);
+  }
+
+  /** Runs `f`, reporting a bound reached inside it at `pos`. */
+  #at<T>(pos: Pos, f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof LimitError) this.#limit(e.limit, e.message, pos);
+      throw e;
+    }
   }
 
   #emit(s: string, pos: Pos): void {
-    if (this.#out.length + s.length > this.#limits.output) this.#fail(`the output would exceed ${this.#limits.output} characters`, pos);
+    if (this.#out.length + s.length > this.#limits.output)
+      this.#limit("output", `the output would exceed ${this.#limits.output} characters`, pos);
     this.#out += s;
   }
 
@@ -109,28 +163,33 @@ class Renderer {
     for (const n of nodes) {
       switch (n.t) {
         case "text":
-          this.#emit(n.text, { line: 1, column: 1 });
+          this.#emit(n.text, n.pos);
           break;
         case "output":
           this.#emit(this.#print(this.#eval(n.expr, scope), n.expr.pos), n.pos);
           break;
-        case "set":
-          scope.set(n.name, this.#eval(n.expr, scope));
+        case "set": {
+          const v = this.#eval(n.expr, scope);
+          this.#at(n.pos, () => this.#budget.charge(ENTRY_UNITS));
+          scope.set(n.name, v);
           break;
+        }
         case "if": {
           const branch = n.branches.find((b) => truthy(this.#eval(b.test, scope)));
           this.#nodes(branch?.body ?? n.otherwise, scope);
           break;
         }
         case "for": {
-          const items = this.#iterable(this.#eval(n.iterable, scope), n.iterable.pos);
+          const items = this.#at(n.iterable.pos, () => this.#iterable(this.#eval(n.iterable, scope), n.iterable.pos));
           if (items.length === 0) {
             this.#nodes(n.otherwise, scope);
             break;
           }
           for (let i = 0; i < items.length; i++) {
             if (++this.#iterations > this.#limits.iterations)
-              this.#fail(`loops ran more than ${this.#limits.iterations} iterations`, n.pos);
+              this.#limit("iterations", `loops ran more than ${this.#limits.iterations} iterations`, n.pos);
+            // The iteration's scope and its loop record.
+            this.#at(n.pos, () => this.#budget.charge(8 * ENTRY_UNITS));
             const inner = new Scope(scope);
             const item = items[i] as Value;
             if (n.names.length === 1) inner.set(n.names[0] as string, item);
@@ -157,11 +216,23 @@ class Renderer {
     }
   }
 
+  /** The items a `for` walks: a list, a record's pairs, a string's characters (TP-11). */
   #iterable(v: Value, pos: Pos): readonly Value[] {
     if (v === undefined || v === null) return [];
     if (Array.isArray(v)) return v;
-    if (isRec(v)) return Object.keys(v).map((k) => Object.freeze([k, v[k]]) as readonly Value[]);
-    if (typeof v === "string") return [...v];
+    if (isRec(v)) {
+      const keys = Object.keys(v);
+      this.#budget.list(keys.length, "the pairs of the record");
+      this.#budget.charge(keys.length * 2 * ITEM_UNITS);
+      return keys.map((k) => this.#budget.nest(Object.freeze([k, v[k]]) as readonly Value[], [v[k]]));
+    }
+    if (typeof v === "string") {
+      // A string has at least half as many characters as UTF-16 code units.
+      this.#budget.list(Math.ceil(v.length / 2), "the characters of the string");
+      const chars = [...v];
+      this.#budget.list(chars.length, "the characters of the string");
+      return chars;
+    }
     return this.#fail(`cannot loop over ${kindOf(v)}`, pos);
   }
 
@@ -178,6 +249,16 @@ class Renderer {
   }
 
   #eval(e: Expr, scope: Scope): Value {
+    try {
+      this.#budget.step();
+      return this.#evalNode(e, scope);
+    } catch (x) {
+      if (x instanceof LimitError) this.#limit(x.limit, x.message, e.pos);
+      throw x;
+    }
+  }
+
+  #evalNode(e: Expr, scope: Scope): Value {
     switch (e.t) {
       case "lit":
         return e.value;
@@ -186,17 +267,22 @@ class Renderer {
         if (v !== MISSING) return v as Value;
         return this.#builtins.get(e.name);
       }
-      case "list":
-        return Object.freeze(e.items.map((x) => this.#eval(x, scope)));
+      case "list": {
+        this.#budget.list(e.items.length, "the list");
+        const items = e.items.map((x) => this.#eval(x, scope));
+        return this.#budget.nest(Object.freeze(items), items);
+      }
       case "member": {
         const obj = this.#eval(e.object, scope);
         const key = typeof e.key === "string" ? e.key : this.#eval(e.key, scope);
         if (typeof key !== "string" && typeof key !== "number") return undefined;
-        return member(obj, typeof e.key === "string" && /^[0-9]+$/.test(e.key) ? Number(e.key) : key);
+        const v = member(obj, typeof e.key === "string" && /^[0-9]+$/.test(e.key) ? Number(e.key) : key);
+        if (obj instanceof TElement) this.#chargeMember(v);
+        return v;
       }
       case "call": {
         const fn = this.#eval(e.callee, scope);
-        if (!(fn instanceof Builtin)) this.#fail(`${describeCallee(e.callee)} is ${kindOf(fn)}, not a function`, e.pos);
+        if (!(fn instanceof Builtin)) this.#fail(`${brief(describeCallee(e.callee))} is ${kindOf(fn)}, not a function`, e.pos);
         return this.#invoke(
           fn,
           e.args.map((a) => this.#eval(a, scope)),
@@ -207,7 +293,7 @@ class Renderer {
       }
       case "filter": {
         const fn = this.#builtins.get(e.name);
-        if (fn === undefined) this.#fail(`unknown filter "${e.name}"; filters: ${[...this.#builtins.keys()].join(", ")}`, e.pos);
+        if (fn === undefined) this.#fail(`unknown filter "${brief(e.name)}"; filters: ${[...this.#builtins.keys()].join(", ")}`, e.pos);
         return this.#invoke(fn, [this.#eval(e.value, scope), ...e.args.map((a) => this.#eval(a, scope))], e.kwargs, scope, e.pos);
       }
       case "unary": {
@@ -227,6 +313,15 @@ class Renderer {
     }
   }
 
+  /** An element's `children` and `attrs` are new values each time they are read. */
+  #chargeMember(v: Value): void {
+    if (Array.isArray(v)) {
+      this.#budget.list(v.length, "the children");
+      this.#budget.nest(v, []);
+    } else if (isRec(v)) this.#budget.charge(Object.keys(v).length * ENTRY_UNITS);
+    else if (v instanceof TElement) this.#budget.charge(ENTRY_UNITS);
+  }
+
   #binary(e: Extract<Expr, { t: "binary" }>, scope: Scope): Value {
     if (e.op === "and") {
       const l = this.#eval(e.left, scope);
@@ -238,6 +333,10 @@ class Renderer {
     }
     const l = this.#eval(e.left, scope);
     const r = this.#eval(e.right, scope);
+    // Comparing strings and looking through lists cost time in proportion to their length: counted
+    // as steps, so a loop cannot repeat a long comparison without bound.
+    if (typeof l === "string" && typeof r === "string") this.#budget.work(Math.min(l.length, r.length) / 64);
+    if (e.op === "in") this.#budget.work(Array.isArray(r) ? r.length : typeof r === "string" ? r.length / 64 : 0);
     switch (e.op) {
       case "==":
         return same(l, r);
@@ -262,12 +361,22 @@ class Renderer {
         if (isRec(r)) return typeof l === "string" && Object.hasOwn(r, l);
         if (r === undefined || r === null) return false;
         return this.#fail(`cannot look for a value in ${kindOf(r)}`, e.pos);
-      case "~":
-        return this.#print(l, e.left.pos) + this.#print(r, e.right.pos);
+      case "~": {
+        const a = this.#print(l, e.left.pos);
+        const b = this.#print(r, e.right.pos);
+        this.#budget.string(a.length + b.length, "the joined string (~)");
+        return a + b;
+      }
       case "+":
         if (typeof l === "number" && typeof r === "number") return l + r;
-        if (typeof l === "string" && typeof r === "string") return l + r;
-        if (Array.isArray(l) && Array.isArray(r)) return Object.freeze([...l, ...r]);
+        if (typeof l === "string" && typeof r === "string") {
+          this.#budget.string(l.length + r.length, "the sum of the strings (+)");
+          return l + r;
+        }
+        if (Array.isArray(l) && Array.isArray(r)) {
+          this.#budget.list(l.length + r.length, "the sum of the lists (+)");
+          return this.#budget.concatenated(Object.freeze([...l, ...r]), l, r);
+        }
         return this.#fail(`cannot add ${kindOf(l)} and ${kindOf(r)}`, e.pos);
       case "-":
       case "*":
@@ -289,114 +398,19 @@ class Renderer {
   }
 
   #invoke(fn: Builtin, args: readonly Value[], kwargs: readonly [string, Expr][], scope: Scope, pos: Pos): Value {
-    if (++this.#calls > this.#limits.calls) this.#fail(`more than ${this.#limits.calls} function calls`, pos);
+    if (++this.#calls > this.#limits.calls) this.#limit("calls", `more than ${this.#limits.calls} function calls`, pos);
     const kw: Record<string, Value> = Object.create(null);
     for (const [k, x] of kwargs) kw[k] = this.#eval(x, scope);
     try {
       return fn.call(args, kw);
     } catch (e) {
       if (e instanceof TemplateError) throw e;
-      if (e instanceof CallError || e instanceof DomError) this.#fail(`${fn.name}(): ${e.message}`, pos);
+      if (e instanceof LimitError) this.#limit(e.limit, e.message, pos);
+      if (e instanceof CallError || e instanceof DomError) this.#fail(`${fn.name}(): ${brief(e.message, 400)}`, pos);
       throw e;
     }
   }
-
-  #query(): void {
-    if (++this.#queries > this.#limits.queries) throw new CallError(`more than ${this.#limits.queries} selector queries`);
-  }
-
-  #makeBuiltins(): Map<string, Builtin> {
-    const tree = this.tree;
-    const wrap = (els: readonly import("@strata/dom").Element[]) => Object.freeze(els.map((el) => new TElement(el, tree)));
-    const str = (v: Value, what: string): string => {
-      if (typeof v !== "string") throw new CallError(`${what} must be a string, got ${kindOf(v)}`);
-      return v;
-    };
-    const int = (v: Value, what: string): number => {
-      if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
-        throw new CallError(`${what} must be a whole number ≥ 0, got ${kindOf(v)}`);
-      return v;
-    };
-    const el = (v: Value, what: string): TElement => {
-      if (!(v instanceof TElement)) throw new CallError(`${what} must be an element, got ${kindOf(v)}`);
-      return v;
-    };
-    const textOf = (v: Value): string => {
-      if (v instanceof TElement) return v.el.textContent();
-      if (typeof v === "string") return v;
-      if (v === null || v === undefined) return "";
-      if (typeof v === "number" || typeof v === "boolean") return String(v);
-      throw new CallError(`needs text or an element, got ${kindOf(v)}`);
-    };
-    const fns: Record<string, (args: readonly Value[], kw: Readonly<Record<string, Value>>) => Value> = {
-      select: ([sel]) => {
-        this.#query();
-        return wrap(select(tree, str(sel, "the selector")));
-      },
-      selectOne: ([sel]) => {
-        this.#query();
-        const e = selectOne(tree, str(sel, "the selector"));
-        return e === undefined ? null : new TElement(e, tree);
-      },
-      count: ([x]) => {
-        if (Array.isArray(x)) return x.length;
-        this.#query();
-        return domCount(tree, str(x, "count's argument (a selector or a list)"));
-      },
-      text: ([x]) => textOf(x),
-      attr: ([x, name]) => el(x, "attr's first argument").el.attr(str(name, "the attribute name")) ?? null,
-      len: ([x]) => {
-        if (typeof x === "string" || Array.isArray(x)) return x.length;
-        if (isRec(x)) return Object.keys(x).length;
-        throw new CallError(`len() needs a list, a string or a record, got ${kindOf(x)}`);
-      },
-      join: ([list, sep], kw) => {
-        if (!Array.isArray(list)) throw new CallError(`join() needs a list, got ${kindOf(list)}`);
-        const s = sep ?? kw.sep ?? "";
-        return list.map(textOf).join(str(s, "the separator"));
-      },
-      json: ([x], kw) => {
-        const indent = kw.indent ?? null;
-        return JSON.stringify(toJsonData(x), null, indent === null ? undefined : int(indent, "indent")) ?? "null";
-      },
-      escape_xml: ([x]) => escapeText(textOf(x)).replace(/"/g, "&quot;").replace(/'/g, "&apos;"),
-      trim: ([x]) => textOf(x).trim(),
-      upper: ([x]) => textOf(x).toUpperCase(),
-      lower: ([x]) => textOf(x).toLowerCase(),
-      indent: ([x, width], kw) => {
-        const n = int(width ?? kw.width ?? 2, "the width");
-        const first = truthy(kw.first ?? false);
-        const pad = " ".repeat(n);
-        return textOf(x)
-          .split("\n")
-          .map((line, i) => (line === "" || (i === 0 && !first) ? line : pad + line))
-          .join("\n");
-      },
-      default: ([x, d]) => (x === undefined || x === null ? (d ?? null) : x),
-      truncate: ([x, n], kw) => {
-        const s = textOf(x);
-        const max = int(n ?? kw.length ?? 255, "the length");
-        const end = str(kw.end ?? "…", "end");
-        return s.length <= max ? s : s.slice(0, Math.max(0, max - end.length)) + end;
-      },
-      first: ([x]) => (Array.isArray(x) ? x[0] : typeof x === "string" ? x[0] : undefined),
-      last: ([x]) => (Array.isArray(x) ? x[x.length - 1] : typeof x === "string" ? x[x.length - 1] : undefined),
-      range: ([a, b]) => {
-        const from = b === undefined ? 0 : int(a, "start");
-        const to = int(b === undefined ? a : b, "end");
-        if (to - from > this.#limits.iterations) throw new CallError(`range() of more than ${this.#limits.iterations} numbers`);
-        return Object.freeze(Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i));
-      },
-      string: ([x]) => textOf(x),
-    };
-    const out = new Map<string, Builtin>();
-    for (const [name, f] of Object.entries(fns)) out.set(name, new Builtin(name, f));
-    return out;
-  }
 }
-
-/** An error inside a built-in function, reported with the call's position. */
-class CallError extends Error {}
 
 function same(a: Value, b: Value): boolean {
   if (a instanceof TElement && b instanceof TElement) return a.el.id === b.el.id;

@@ -93,9 +93,11 @@ export function member(v: Value, key: string | number): Value {
 
 /**
  * Copies host data into template values: strings, finite numbers, booleans, null, arrays and plain
- * objects (prototype Object or null), nothing else. Depth and size are bounded.
+ * objects (prototype Object or null), nothing else. Depth is bounded (32); `charge` is told the
+ * units of every list item (8) and record entry (16) copied, so a shared sub-object referenced
+ * many times over cannot make the copy unbounded.
  */
-export function fromHost(v: unknown, depth = 0): Value {
+export function fromHost(v: unknown, charge: (units: number) => void, depth = 0): Value {
   if (depth > 32) throw new Error("variables nest deeper than 32 levels");
   if (v === null || v === undefined) return v as null | undefined;
   switch (typeof v) {
@@ -106,12 +108,17 @@ export function fromHost(v: unknown, depth = 0): Value {
       if (!Number.isFinite(v)) throw new Error("variables may not hold NaN or Infinity");
       return v;
     case "object": {
-      if (Array.isArray(v)) return Object.freeze(v.map((x) => fromHost(x, depth + 1)));
+      if (Array.isArray(v)) {
+        charge(8 * v.length);
+        return Object.freeze(v.map((x) => fromHost(x, charge, depth + 1)));
+      }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null)
         throw new Error("variables may hold only plain data (strings, numbers, lists, plain objects)");
-      const out: Record<string, Value> = {};
-      for (const k of Object.keys(v)) out[k] = fromHost((v as Record<string, unknown>)[k], depth + 1);
+      const keys = Object.keys(v);
+      charge(16 * keys.length);
+      const out = Object.create(null) as Record<string, Value>;
+      for (const k of keys) out[k] = fromHost((v as Record<string, unknown>)[k], charge, depth + 1);
       return record(out);
     }
     default:
@@ -134,16 +141,4 @@ export function kindOf(v: Value): string {
 export function truthy(v: Value): boolean {
   if (Array.isArray(v)) return v.length > 0;
   return Boolean(v);
-}
-
-/** Plain JSON data of a value (elements become {id, tag, attrs, text}). */
-export function toJsonData(v: Value): unknown {
-  if (v === undefined) return null;
-  if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map(toJsonData);
-  if (v instanceof TElement) return { id: v.el.id, tag: v.el.tag, attrs: { ...v.el.attrs }, text: v.el.textContent() };
-  if (v instanceof Builtin) return null;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) out[k] = toJsonData((v as Rec)[k]);
-  return out;
 }

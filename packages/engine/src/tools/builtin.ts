@@ -6,76 +6,45 @@
  * lead out are rejected with an error the model can read. `run` starts a shell in the workspace;
  * it is bounded (time, captured bytes) but it is not a sandbox.
  */
-import { spawn } from "node:child_process";
-import { chmod, lstat, mkdir, open, readdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { mkdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import type { NodeId } from "@strata/dom";
 import { metaOf } from "../inputs.ts";
 import type { ToolSpec } from "./registry.ts";
+import { runCommand } from "./run.ts";
+import { confine, fsError, listDirectory, readConfined, realRoot, replaceFile, shown, WorkspaceError } from "./workspace.ts";
 
-/** A path the model gave that cannot be used (outside the workspace, missing, a directory …). */
-export class WorkspaceError extends Error {
-  override readonly name = "WorkspaceError";
-}
+export { runCommand } from "./run.ts";
+export { confine, WorkspaceError } from "./workspace.ts";
 
 export interface WorkspaceOptions {
   /** The directory every tool is confined to. */
   readonly root: string;
   /** Bytes of a file `read_file` returns before it truncates (default 256 KiB). */
   readonly maxReadBytes?: number;
+  /** Bytes of a file `edit_file` reads and writes at most (default 8 MiB). */
+  readonly maxEditBytes?: number;
+  /** Entries `list_dir` shows (default 1,000) and reads at most (default 100,000). */
+  readonly maxListEntries?: number;
+  readonly maxScanEntries?: number;
   /** Bytes of output `run` keeps (head and tail; default 256 KiB). The rest is counted, not kept. */
   readonly maxCaptureBytes?: number;
   /** Default time limit of a `run` command (default 60 s). */
   readonly runTimeoutMs?: number;
 }
 
-/** Resolves `path` inside `root`, following symlinks of existing parts; throws if it leaves it. */
-export async function confine(root: string, path: string): Promise<string> {
-  if (typeof path !== "string" || path === "") throw new WorkspaceError("the path is empty");
-  if (path.includes("\0")) throw new WorkspaceError("the path contains a NUL character");
-  const realRoot = await realpath(root);
-  const target = resolve(realRoot, path);
-  const outside = (p: string): boolean => p !== realRoot && !p.startsWith(realRoot + sep);
-  if (outside(target))
-    throw new WorkspaceError(`${JSON.stringify(path)} is outside the workspace; use a path relative to the workspace root`);
-  // Follow the deepest existing ancestor: a symlink inside the workspace may point out of it.
-  let existing = target;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      await lstat(existing);
-      break;
-    } catch {
-      rest.unshift(existing.slice(dirname(existing).length + 1));
-      existing = dirname(existing);
-    }
-  }
-  const real = join(await realpath(existing), ...rest);
-  if (outside(real)) throw new WorkspaceError(`${JSON.stringify(path)} leads outside the workspace through a symbolic link`);
-  return real;
-}
-
-function shown(root: string, abs: string): string {
-  return relative(root, abs) || ".";
-}
-
 const STATUSES = ["pending", "in_progress", "completed"] as const;
-
-/** Writes `content` to `abs` atomically (temp file + rename), keeping an existing file's mode. */
-async function replaceFile(abs: string, content: string): Promise<void> {
-  const mode = (await stat(abs).catch(() => undefined))?.mode;
-  const tmp = `${abs}.strata-${process.pid}.tmp`;
-  await writeFile(tmp, content);
-  if (mode !== undefined) await chmod(tmp, mode & 0o7777);
-  await rename(tmp, abs);
-}
 
 export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
   const root = resolve(options.root);
   const maxRead = options.maxReadBytes ?? 256 * 1024;
+  const maxEdit = options.maxEditBytes ?? 8 * 1024 * 1024;
+  const maxList = options.maxListEntries ?? 1000;
+  const maxScan = options.maxScanEntries ?? 100_000;
   const maxCapture = options.maxCaptureBytes ?? 256 * 1024;
   const runTimeout = options.runTimeoutMs ?? 60_000;
   const where = async (p: string): Promise<string> => confine(root, p);
+  const display = async (abs: string): Promise<string> => shown(await realRoot(root), abs);
 
   const readFileTool: ToolSpec = {
     name: "read_file",
@@ -88,23 +57,12 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
     },
     replayPolicy: "safe",
     handler: async (args) => {
-      const abs = await where(args.path as string);
-      const info = await stat(abs).catch(() => undefined);
-      if (info === undefined) throw new WorkspaceError(`${args.path} does not exist`);
-      if (info.isDirectory()) throw new WorkspaceError(`${args.path} is a directory; use list_dir`);
+      const path = args.path as string;
       // Read only what can be shown: a multi-gigabyte file costs maxRead bytes of memory.
-      const fh = await open(abs, "r");
-      let bytes: Buffer;
-      try {
-        const buf = Buffer.alloc(Math.min(maxRead, info.size));
-        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-        bytes = buf.subarray(0, bytesRead);
-      } finally {
-        await fh.close();
-      }
-      if (bytes.subarray(0, 8192).includes(0)) return `${args.path} is a binary file of ${info.size} bytes; it is not shown`;
+      const { bytes, size } = await readConfined(root, await where(path), path, maxRead);
+      if (bytes.subarray(0, 8192).includes(0)) return `${path} is a binary file of ${size} bytes; it is not shown`;
       const text = bytes.toString("utf8");
-      return info.size > maxRead ? `${text}\n[… truncated: the file has ${info.size} bytes, ${maxRead} shown]` : text;
+      return size > maxRead ? `${text}\n[… truncated: the file has ${size} bytes, ${maxRead} shown]` : text;
     },
   };
 
@@ -119,14 +77,7 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
     replayPolicy: "safe",
     handler: async (args) => {
       const abs = await where((args.path as string | undefined) ?? ".");
-      const entries = await readdir(abs, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-        throw new WorkspaceError(
-          e.code === "ENOTDIR" ? `${args.path} is not a directory` : `${args.path ?? "."} cannot be listed (${e.code})`,
-        );
-      });
-      const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
-      if (names.length === 0) return `${shown(root, abs)} is empty`;
-      return names.length > 1000 ? `${names.slice(0, 1000).join("\n")}\n[… ${names.length - 1000} more entries]` : names.join("\n");
+      return listDirectory(abs, await display(abs), maxList, maxScan);
     },
   };
 
@@ -141,11 +92,20 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
     },
     replayPolicy: "never",
     handler: async (args) => {
-      const abs = await where(args.path as string);
-      if ((await stat(abs).catch(() => undefined))?.isDirectory()) throw new WorkspaceError(`${args.path} is a directory`);
-      await mkdir(dirname(abs), { recursive: true });
-      await replaceFile(abs, args.content as string);
-      return `wrote ${Buffer.byteLength(args.content as string)} bytes to ${shown(root, abs)}`;
+      const path = args.path as string;
+      const abs = await where(path);
+      if ((await stat(abs).catch(() => undefined))?.isDirectory()) throw new WorkspaceError(`${path} is a directory`);
+      await mkdir(dirname(abs), { recursive: true }).catch((e: unknown) => {
+        // mkdir -p meets a file where a directory should be as EEXIST (or ENOTDIR below it).
+        const code = (e as NodeJS.ErrnoException).code;
+        throw code === "EEXIST" || code === "ENOTDIR"
+          ? new WorkspaceError(`${path} has a part that is a file, not a directory`)
+          : fsError(e, path);
+      });
+      // The parents just made must still be inside (a link may have been swapped in meanwhile).
+      const checked = await where(path);
+      await replaceFile(checked, args.content as string, path);
+      return `wrote ${Buffer.byteLength(args.content as string)} bytes to ${await display(checked)}`;
     },
   };
 
@@ -160,18 +120,31 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
     },
     replayPolicy: "never",
     handler: async (args) => {
-      const abs = await where(args.path as string);
-      const text = await readFile(abs, "utf8").catch(() => {
-        throw new WorkspaceError(`${args.path} does not exist or is not a readable file`);
-      });
+      const path = args.path as string;
+      const abs = await where(path);
+      const { bytes, size } = await readConfined(root, abs, path, maxEdit + 1);
+      if (size > maxEdit)
+        throw new WorkspaceError(`${path} has ${size} bytes, more than edit_file handles (${maxEdit}); use run with a stream editor`);
+      let text: string;
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      } catch {
+        throw new WorkspaceError(`${path} is not UTF-8 text; edit_file would corrupt it`);
+      }
       const old = args.old as string;
+      const replacement = args.new as string;
       const count = text.split(old).length - 1;
-      if (count === 0) throw new WorkspaceError(`the text to replace was not found in ${args.path}`);
+      if (count === 0) throw new WorkspaceError(`the text to replace was not found in ${path}`);
       if (count > 1 && args.all !== true)
-        throw new WorkspaceError(`the text to replace occurs ${count} times in ${args.path}; give more context or set all`);
-      const next = args.all === true ? text.split(old).join(args.new as string) : text.replace(old, () => args.new as string);
-      await replaceFile(abs, next);
-      return `replaced ${args.all === true ? count : 1} occurrence${count > 1 && args.all === true ? "s" : ""} in ${shown(root, abs)}`;
+        throw new WorkspaceError(`the text to replace occurs ${count} times in ${path}; give more context or set all`);
+      const replaced = args.all === true ? count : 1;
+      // Checked before the string is built: replacing "a" by a long text everywhere could not fit.
+      const length = text.length + replaced * (replacement.length - old.length);
+      if (length > maxEdit)
+        throw new WorkspaceError(`the edited ${path} would have about ${length} characters, more than edit_file writes (${maxEdit})`);
+      const next = args.all === true ? text.split(old).join(replacement) : text.replace(old, () => replacement);
+      await replaceFile(abs, next, path);
+      return `replaced ${replaced} occurrence${replaced > 1 ? "s" : ""} in ${await display(abs)}`;
     },
   };
 
@@ -185,13 +158,16 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
       additionalProperties: false,
     },
     replayPolicy: "never",
-    handler: (args, ctx) =>
-      runCommand(args.command as string, root, {
+    handler: async (args, ctx) => {
+      // The root is checked first: a missing one would otherwise read as "spawn /bin/sh ENOENT".
+      await realRoot(root);
+      return runCommand(args.command as string, root, {
         timeoutMs: (args.timeout_ms as number | undefined) ?? runTimeout,
         maxCapture,
         signal: ctx.signal,
         output: ctx.output,
-      }),
+      });
+    },
   };
 
   const todo: ToolSpec = {
@@ -239,85 +215,4 @@ export function workspaceTools(options: WorkspaceOptions): ToolSpec[] {
   };
 
   return [readFileTool, listDir, writeFileTool, editFile, run, todo, submit];
-}
-
-/**
- * Runs `command` with `sh -c` in `cwd`: output streams to `output` and is kept bounded (first and
- * last halves of `maxCapture` bytes), so a command that writes gigabytes costs bounded memory.
- * The process group is killed on abort or timeout.
- */
-export function runCommand(
-  command: string,
-  cwd: string,
-  options: { timeoutMs: number; maxCapture: number; signal: AbortSignal; output?: ((chunk: string) => void) | undefined },
-): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    options.signal.throwIfAborted();
-    const child = spawn("/bin/sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const half = Math.floor(options.maxCapture / 2);
-    let head = "";
-    let tail = "";
-    let total = 0;
-    let timedOut = false;
-    const kill = (): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
-    const onAbort = (): void => kill();
-    options.signal.addEventListener("abort", onAbort, { once: true });
-    const take = (buf: Buffer): void => {
-      const s = buf.toString("utf8");
-      total += buf.length;
-      options.output?.(s);
-      if (head.length < half) {
-        const room = half - head.length;
-        head += s.slice(0, room);
-        if (s.length > room) tail = (tail + s.slice(room)).slice(-half);
-      } else tail = (tail + s).slice(-half);
-    };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
-      reject(e);
-    });
-    // Done when the shell exits: output still in the pipes drains for a moment, then anything it
-    // left running in the background (holding the pipes open) is killed with its group.
-    let finished = false;
-    child.on("exit", () => {
-      setTimeout(() => {
-        if (finished) return;
-        kill();
-        child.stdout.destroy();
-        child.stderr.destroy();
-        child.emit("close", child.exitCode, child.signalCode);
-      }, 200).unref();
-    });
-    child.on("close", (code, signal) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
-      if (options.signal.aborted) return reject(options.signal.reason ?? new DOMException("aborted", "AbortError"));
-      const kept = head.length + tail.length;
-      const body =
-        total > kept + 16
-          ? `${head}\n[… ${total - Buffer.byteLength(head) - Buffer.byteLength(tail)} bytes of output not kept …]\n${tail}`
-          : head + tail;
-      const status = timedOut
-        ? `killed after ${options.timeoutMs} ms (time limit)`
-        : code !== null
-          ? `exit code ${code}`
-          : `killed by ${signal}`;
-      resolvePromise(`${status}\n${body}`);
-    });
-  });
 }

@@ -1,0 +1,72 @@
+/** `strata prompt` (CLI-20): the exact request the model saw, or would see, at any event. */
+import { type ModelRequest, renderPrompt, Session } from "@strata/engine";
+import { checkEventText, eventOnBranch, resolveAddress } from "../address.ts";
+import { type Command, str } from "../command.ts";
+import { lineDiff } from "../render.ts";
+
+/** The request as readable text. */
+export function requestText(req: ModelRequest): string {
+  const lines: string[] = ["── system ──", req.system];
+  for (const m of req.messages) {
+    if (m.role === "tool") lines.push(`── tool ${m.toolCallId} ──`, m.content);
+    else if (m.role === "assistant") {
+      lines.push("── assistant ──");
+      if (m.content !== "") lines.push(m.content);
+      for (const c of m.toolCalls ?? []) lines.push(`[call ${c.id}] ${c.name} ${c.arguments}`);
+    } else lines.push("── user ──", m.content);
+  }
+  lines.push("── tools ──", ...req.tools.map((t) => `${t.name}: ${t.description}`));
+  lines.push("── settings ──", JSON.stringify(req.settings));
+  return `${lines.join("\n")}\n`;
+}
+
+export const prompt: Command = {
+  name: "prompt",
+  summary: "the exact request the model saw (or would see) at any event",
+  usage: "strata prompt SESSION[@BRANCH|@EVENT] [--at EVENT] [--diff EVENT2]",
+  description:
+    "Re-renders the request (system prompt, history, tools, model settings) as a projection of the tree at that event, from the recorded template and context files — byte-identical to what was sent then. --diff shows how it changed between two events. EVENT and EVENT2 are event ids, head, or head~N (N events before the branch head).",
+  examples: ["strata prompt @last", "strata prompt 6CPD71 --at 42 --json", "strata prompt 6CPD71@31 --diff head"],
+  options: {
+    at: {
+      type: "string",
+      value: "EVENT",
+      description: "an event id on the branch, or head~N (default: the one the address names, else the head)",
+    },
+    diff: { type: "string", value: "EVENT2", description: "compare with the prompt at this event (an id, head, or head~N)" },
+  },
+  positionals: { min: 1, max: 1 },
+  takesSession: true,
+  json: true,
+  check(args) {
+    checkEventText("at", str(args, "at"));
+    checkEventText("diff", str(args, "diff"));
+  },
+  run(ctx, args) {
+    const store = ctx.store({ readonly: true });
+    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const at = str(args, "at") !== undefined ? eventOnBranch(store, a.branch, str(args, "at") as string) : a.event;
+    const other = str(args, "diff");
+    const at2 = other === undefined ? undefined : eventOnBranch(store, a.branch, other);
+    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+    const req = renderPrompt(session, { at });
+    if (at2 === undefined) {
+      if (ctx.out.json) ctx.out.data({ session: a.session.id, branch: a.branch.name, event: at, request: req });
+      else ctx.out.write(requestText(req));
+      return 0;
+    }
+    const req2 = renderPrompt(session, { at: at2 });
+    const d = lineDiff(requestText(req).split("\n"), requestText(req2).split("\n"));
+    const same = d.every((x) => x.op === "=");
+    if (ctx.out.json) {
+      ctx.out.data({ session: a.session.id, branch: a.branch.name, from: at, to: at2, same, changes: d.filter((x) => x.op !== "=") });
+      return 0;
+    }
+    if (same) ctx.out.info(`the prompts at ${at} and ${at2} are identical`);
+    for (const x of d) {
+      if (x.op === "=") continue;
+      ctx.out.line(x.op === "+" ? ctx.out.paint("green", `+ ${x.line}`) : ctx.out.paint("red", `- ${x.line}`));
+    }
+    return 0;
+  },
+};

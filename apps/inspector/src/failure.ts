@@ -1,0 +1,57 @@
+/**
+ * What a failed request answers (IN-6, IN-19): JSON `{"error": {"status", "message", …}}` with a
+ * status that says whose problem it is. One request's failure is that request's answer and
+ * nothing more: the server goes on serving every other request.
+ */
+import { DomError } from "@strata/dom";
+import { EngineError, TemplateError } from "@strata/engine";
+import { StoreError } from "@strata/store";
+
+/** A refusal with an HTTP status, thrown by the server's own checks. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ErrorBody {
+  readonly status: number;
+  readonly message: string;
+  /** `template-error` for a recorded template that fails to render (with where). */
+  readonly code?: string;
+  readonly template?: string;
+  readonly line?: number;
+  readonly column?: number;
+  /** The template error's kind (`syntax`, `render`, `limit` …) and, for a bound, which one. */
+  readonly reason?: string;
+  readonly limit?: string;
+}
+
+/**
+ * The answer for an error: 400 bad input (event id, selector), 404 unknown session, event, branch
+ * or element, 422 a recorded template that cannot be rendered at that event (its name, line and
+ * column), 500 a damaged store or anything unexpected (`internal error: …`).
+ */
+export function errorBody(e: unknown): ErrorBody {
+  if (e instanceof HttpError) return { status: e.status, message: e.message };
+  if (e instanceof TemplateError)
+    return {
+      status: 422,
+      code: "template-error",
+      message: `the session's ${e.templateName} template cannot be rendered here: ${e.message}`,
+      template: e.templateName,
+      line: e.line,
+      column: e.column,
+      reason: e.code,
+      ...(e.limit !== undefined ? { limit: e.limit } : {}),
+    };
+  if (e instanceof DomError && e.code === "bad-selector") return { status: 400, message: e.message };
+  if ((e instanceof EngineError || e instanceof StoreError) && e.code === "not-found") return { status: 404, message: e.message };
+  if (e instanceof EngineError && e.code === "bad-input") return { status: 400, message: e.message };
+  if (e instanceof EngineError || e instanceof StoreError || e instanceof DomError) return { status: 500, message: e.message };
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  return { status: 500, message: `internal error: ${message}` };
+}

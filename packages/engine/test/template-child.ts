@@ -1,0 +1,39 @@
+/**
+ * Child process of template-memory.test.ts: renders each hostile template named on the command
+ * line (run with a small --max-old-space-size) and prints one JSON line per template, then the
+ * peak resident memory it reached above its baseline. A template that exhausted the heap would
+ * kill this process instead.
+ */
+import { parseXml } from "@strata/dom";
+import { renderTemplate, TemplateError } from "../src/index.ts";
+
+const doubling = (init: string, step: string, times = 24): string =>
+  [`{% set x = ${init} %}`, ...Array(times).fill(step), "{{ len(x) }}"].join("\n");
+
+const TEMPLATES: Record<string, string> = {
+  "list-doubling": doubling("[1,2,3,4,5,6,7,8]", "{% set x = x + x %}"),
+  "string-doubling": doubling("'abcdefgh'", "{% set x = x ~ x %}", 40),
+  "string-plus-doubling": doubling("'abcdefgh'", "{% set x = x + x %}", 40),
+  "self-nesting-json": `${doubling("[1]", "{% set x = [x, x] %}", 60)}{{ x | json | len }}`,
+  "wide-join": `${doubling("'xxxxxxxx'", "{% set x = x ~ x %}", 18)}{{ range(100000) | join(x) | len }}`,
+  "upper-of-huge": `${doubling("'ßßßßßßßß'", "{% set x = x ~ x %}", 18)}{{ x | upper | len }}`,
+  "indent-of-huge": `${doubling("'a\\n'", "{% set x = x ~ x %}", 20)}{{ x | indent(1000) | len }}`,
+};
+
+const tree = parseXml("<session><meta/><body/></session>");
+const baseline = process.resourceUsage().maxRSS;
+for (const name of process.argv.slice(2)) {
+  const src = TEMPLATES[name];
+  if (src === undefined) throw new Error(`no template named ${name}`);
+  try {
+    renderTemplate(src, tree, { name });
+    console.log(JSON.stringify({ name, rendered: true }));
+  } catch (e) {
+    if (!(e instanceof TemplateError)) {
+      console.log(JSON.stringify({ name, error: String(e) }));
+      continue;
+    }
+    console.log(JSON.stringify({ name, code: e.code, limit: e.limit, line: e.line, column: e.column, message: e.message }));
+  }
+}
+console.log(JSON.stringify({ peakRssGrowthKb: process.resourceUsage().maxRSS - baseline }));

@@ -1,0 +1,48 @@
+/**
+ * Digests of a file written before schema 3 (ST-4, ST-21), opened read-only as it is: its rows
+ * have no digest, so an event's digest is computed from its chain — the events before it, read
+ * once per line of history and remembered for the life of the store. Only such opens pay this;
+ * a migrated file stores every digest.
+ */
+import { StoreError } from "./errors.ts";
+import { rowDigest } from "./schema.ts";
+import type { Segments } from "./segments.ts";
+import type { Statements } from "./statements.ts";
+import type { EventId } from "./types.ts";
+
+export class LegacyDigests {
+  readonly #known = new Map<number, Buffer>();
+
+  constructor(
+    private readonly st: Statements,
+    private readonly segments: Segments,
+    /** The text of a blob-backed payload. */
+    private readonly blobText: (hash: Buffer, event: number) => string,
+  ) {}
+
+  /** The digest of event `id` at (`segment`, `depth`). */
+  of(id: EventId, segment: number, depth: number): Buffer {
+    const known = this.#known.get(id);
+    if (known !== undefined) return known;
+    let prior: Buffer | null = null;
+    for (const span of this.segments.spans(segment, depth, 0).reverse()) {
+      // A span whose last event is known was read before: start after it.
+      const last = this.st.atDepth.get(span.segment, span.to) as { id: number } | undefined;
+      const lastKnown = last === undefined ? undefined : this.#known.get(last.id);
+      if (lastKnown !== undefined) {
+        prior = lastKnown;
+        continue;
+      }
+      for (const r of this.st.chainDepths.all(span.segment, span.from, span.to, Number.MAX_SAFE_INTEGER) as unknown[][]) {
+        const blob = r[8] as Buffer | null;
+        const data = blob === null ? r[9] : this.blobText(blob, r[0] as number);
+        prior = this.#known.get(r[0] as number) ?? rowDigest(prior, r[3], r[4] ?? null, r[5] ?? null, r[6], data);
+        this.#known.set(r[0] as number, prior);
+      }
+    }
+    const found = this.#known.get(id);
+    if (found === undefined)
+      throw new StoreError("corrupt", `event ${id} is not on its own chain; run \`strata verify\` to list the damage`);
+    return found;
+  }
+}
