@@ -87,7 +87,7 @@ const MEASURES: Record<string, readonly string[]> = {
   dom: ["dom"],
   store: ["dom", "store", "engine"],
   engine: ["dom", "store", "engine"],
-  agent: ["dom", "store", "engine"],
+  agent: ["dom", "store", "engine", "agent"],
 };
 
 function fingerprint(group: string): string {

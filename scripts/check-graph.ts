@@ -1,38 +1,65 @@
 /**
- * Keeps the package graph acyclic and layered (DESIGN §9, STYLE "Tooling"): reads every package's
- * manifest and every import in its sources, and fails when a package imports a repo package it may
- * not depend on, or one its manifest does not declare, or when the graph has a cycle.
+ * Keeps the package graph acyclic and layered (DESIGN §9, STYLE "Tooling", docs/architecture.md):
+ * reads every package's manifest and every import in its sources, and fails when a package imports
+ * a repo package (or an entry of one) it may not depend on, or one its manifest does not declare,
+ * when a source file reaches another package's `internal` entry, or when the graph has a cycle.
+ *
+ *   @strata/dom, @strata/store   import no repo package
+ *   @strata/engine               dom, store                       (the session core)
+ *   @strata/agent                engine, dom, store               (tools, templates, prompts, the loop)
+ *   @strata/models               @strata/agent/model only         (the model boundary, nothing else)
+ *   apps, bench                  what they use
+ *
+ * `@strata/x/internal` entries hold what tests and benchmarks need beyond a package's surface:
+ * only test files (under a `test/` directory) and the benchmarks may import them.
  *
  * Usage: tsx scripts/check-graph.ts [--json]
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, sep } from "node:path";
 
-/** Which repo packages each package may import. Anything not listed may import nothing. */
+/**
+ * What each package's sources may import: a package name allows every entry of it, a subpath
+ * (`@strata/agent/model`) that entry alone. Anything not listed may import nothing.
+ */
 export const ALLOWED: Record<string, readonly string[]> = {
   "@strata/dom": [],
   "@strata/store": [],
   "@strata/engine": ["@strata/dom", "@strata/store"],
-  "@strata/models": ["@strata/engine", "@strata/dom", "@strata/store"],
-  "@strata/cli": ["@strata/engine", "@strata/models", "@strata/dom", "@strata/store", "@strata/inspector"],
-  "@strata/inspector": ["@strata/engine", "@strata/dom", "@strata/store"],
+  "@strata/agent": ["@strata/engine", "@strata/dom", "@strata/store"],
+  "@strata/models": ["@strata/agent/model"],
+  "@strata/cli": ["@strata/agent", "@strata/engine", "@strata/models", "@strata/dom", "@strata/store", "@strata/inspector"],
+  "@strata/inspector": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store"],
+  "@strata/bench": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store", "@strata/inspector"],
 };
+
+/**
+ * What a package's tests may import besides (development dependencies): the model clients' tests
+ * drive the real loop end to end. The session core's tests may not reach the agent.
+ */
+export const ALLOWED_IN_TESTS: Record<string, readonly string[]> = {
+  "@strata/models": ["@strata/agent", "@strata/engine", "@strata/store"],
+};
+
+/** Packages whose every file may import `internal` entries (they measure what tests test). */
+const INTERNAL_USERS: ReadonlySet<string> = new Set(["@strata/bench"]);
 
 interface Pkg {
   name: string;
   dir: string;
   declared: Set<string>;
-  imports: Map<string, string>; // imported repo package -> first file importing it
+  /** imported specifier (`@strata/x` or `@strata/x/entry`) -> first file importing it */
+  imports: Map<string, string>;
 }
 
-const root = join(import.meta.dirname, "..");
+const ROOT = join(import.meta.dirname, "..");
 
-function packages(): Pkg[] {
+function packages(root: string): Pkg[] {
   const out: Pkg[] = [];
-  for (const group of ["packages", "apps"]) {
+  for (const group of ["packages", "apps", "."]) {
     let entries: string[] = [];
     try {
-      entries = readdirSync(join(root, group));
+      entries = group === "." ? ["bench"] : readdirSync(join(root, group));
     } catch {
       continue;
     }
@@ -55,7 +82,7 @@ function packages(): Pkg[] {
 function sources(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir)) {
-    if (entry === "node_modules" || entry === "dist") continue;
+    if (entry === "node_modules" || entry === "dist" || entry === "results") continue;
     const p = join(dir, entry);
     if (statSync(p).isDirectory()) out.push(...sources(p));
     else if (/\.(ts|tsx|mts|js|mjs)$/.test(entry)) out.push(p);
@@ -64,35 +91,46 @@ function sources(dir: string): string[] {
 }
 
 const IMPORT =
-  /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["'](@strata\/[^/"']+)|import\(\s*["'](@strata\/[^/"']+)|require\(\s*["'](@strata\/[^/"']+)/gm;
+  /(?:^|\s)(?:import|export)\s[^'"]*?from\s*["'](@strata\/[^"']+)|import\(\s*["'](@strata\/[^"']+)|require\(\s*["'](@strata\/[^"']+)/gm;
 
-export function check(): string[] {
-  const pkgs = packages();
+/** `@strata/agent/model` → `@strata/agent`. */
+const packageOf = (specifier: string): string => specifier.split("/").slice(0, 2).join("/");
+
+const allows = (list: readonly string[], specifier: string): boolean => list.includes(specifier) || list.includes(packageOf(specifier));
+
+/** The problems of the repository at `root` (none: the graph is layered and acyclic). */
+export function check(root: string = ROOT): string[] {
+  const pkgs = packages(root);
   const problems: string[] = [];
   for (const p of pkgs) {
-    for (const file of sources(p.dir)) {
-      const text = readFileSync(file, "utf8");
-      for (const m of text.matchAll(IMPORT)) {
-        const target = (m[1] ?? m[2] ?? m[3]) as string;
-        if (target === p.name) continue;
-        if (!p.imports.has(target)) p.imports.set(target, relative(root, file));
-      }
-      // Reaching into another package's files by path bypasses the graph.
-      if (/from\s*["'](?:\.\.\/)+(?:packages|apps)\//.test(text) || /from\s*["']\.\.\/\.\.\/[a-z]+\/src\//.test(text))
-        problems.push(`${relative(root, file)} imports another package by relative path; import it by name`);
-    }
     const allowed = ALLOWED[p.name];
     if (allowed === undefined) {
       problems.push(`${p.name} is not listed in scripts/check-graph.ts; add it with the packages it may import`);
       continue;
     }
-    for (const [target, file] of p.imports) {
-      if (!allowed.includes(target)) problems.push(`${p.name} may not import ${target} (${file})`);
-      else if (!p.declared.has(target)) problems.push(`${p.name} imports ${target} (${file}) but does not declare it in package.json`);
+    const inTests = [...allowed, ...(ALLOWED_IN_TESTS[p.name] ?? [])];
+    for (const file of sources(p.dir)) {
+      const rel = relative(root, file);
+      const isTest = relative(p.dir, file).split(sep).includes("test");
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(IMPORT)) {
+        const specifier = (m[1] ?? m[2] ?? m[3]) as string;
+        const target = packageOf(specifier);
+        if (target === p.name) continue;
+        if (!p.imports.has(specifier)) p.imports.set(specifier, rel);
+        if (!allows(isTest ? inTests : allowed, specifier)) problems.push(`${p.name} may not import ${specifier} (${rel})`);
+        else if (!p.declared.has(target))
+          problems.push(`${p.name} imports ${specifier} (${rel}) but does not declare ${target} in package.json`);
+        if (specifier.endsWith("/internal") && !isTest && !INTERNAL_USERS.has(p.name))
+          problems.push(`${rel} imports ${specifier}, which only tests and benchmarks may use; use ${target}'s public entry`);
+      }
+      // Reaching into another package's files by path bypasses the graph.
+      if (/from\s*["'](?:\.\.\/)+(?:packages|apps)\//.test(text) || /from\s*["']\.\.\/\.\.\/[a-z]+\/src\//.test(text))
+        problems.push(`${rel} imports another package by relative path; import it by name`);
     }
   }
-  // Cycle check over the actual imports.
-  const graph = new Map(pkgs.map((p) => [p.name, [...p.imports.keys()]]));
+  // Cycle check over the actual imports, by package.
+  const graph = new Map(pkgs.map((p) => [p.name, [...new Set([...p.imports.keys()].map(packageOf))]]));
   const state = new Map<string, "visiting" | "done">();
   const visit = (name: string, path: string[]): void => {
     if (state.get(name) === "done") return;
@@ -111,7 +149,7 @@ export function check(): string[] {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const problems = check();
   if (process.argv.includes("--json")) console.log(JSON.stringify({ ok: problems.length === 0, problems }));
-  else if (problems.length === 0) console.log(`package graph ok (${packages().length} packages, acyclic, layered)`);
+  else if (problems.length === 0) console.log(`package graph ok (${packages(ROOT).length} packages, acyclic, layered)`);
   else for (const p of problems) console.error(`graph: ${p}`);
   process.exit(problems.length === 0 ? 0 : 1);
 }

@@ -14,7 +14,8 @@
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Model, type ModelEvent, type ModelRequest, runAgent, Session, ToolRegistry } from "@strata/engine";
+import { type Model, type ModelEvent, type ModelRequest, runAgent, ToolRegistry } from "@strata/agent";
+import { Session } from "@strata/engine";
 import { type EventId, openStore } from "@strata/store";
 import { prose } from "../lib/agent.ts";
 import { type Aggregate, type BenchModule, cell, isMain, progress, type RunResult, ratio, runAsScript } from "../lib/harness.ts";

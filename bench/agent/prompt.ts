@@ -7,6 +7,8 @@
  *
  * Run: npx tsx bench/run.ts prompt
  */
+
+import { renderTemplate } from "@strata/agent";
 import {
   applyPatch,
   count,
@@ -20,7 +22,6 @@ import {
   type Tree,
   toSnapshot,
 } from "@strata/dom";
-import { renderTemplate } from "@strata/engine";
 import { type Aggregate, type BenchModule, cell, isMain, progress, type RunResult, ratio, runAsScript } from "../lib/harness.ts";
 import { interleave, type Sample, summarize, table } from "../lib/stats.ts";
 

@@ -80,6 +80,10 @@ export function makeOps(tree: Tree, t: Targets, kind: Kind, count: number, seed:
         ops.push(["mv", leaf as NodeId, to as NodeId, after as NodeId | null]);
         break;
       }
+      default: {
+        const never: never = kind;
+        throw new Error(`no ops of kind ${String(never)}`);
+      }
     }
   }
   return ops;

@@ -11,7 +11,7 @@
  */
 import { rmSync } from "node:fs";
 import { type NodeId, nodeId, type Op } from "@strata/dom";
-import { Journal } from "@strata/engine";
+import { Journal } from "@strata/engine/internal";
 import type { EventId, EventInput, SessionId, Store, StoredEvent } from "@strata/store";
 import Database from "better-sqlite3";
 import { rng } from "./stats.ts";

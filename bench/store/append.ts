@@ -19,7 +19,7 @@
 import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Journal } from "@strata/engine";
+import { Journal } from "@strata/engine/internal";
 import { type EventInput, openStore, type SqliteStore } from "@strata/store";
 import { commitStep, eventsOf, RawLog, toInput } from "../lib/agent.ts";
 import {

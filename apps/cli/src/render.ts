@@ -1,5 +1,5 @@
 /** Human views of trees, diffs and ops (CLI-6, CLI-7); `Out` makes whatever they quote terminal-safe (CLI-26). */
-import { type Element, type Op, specSize, type Tree, type TreeDiff } from "@strata/dom";
+import { describeOp, type Element, type Op, type Tree, type TreeDiff } from "@strata/dom";
 import type { Out } from "./output.ts";
 import { oneLine } from "./terminal.ts";
 
@@ -41,26 +41,10 @@ export function elementJson(e: Element): unknown {
   };
 }
 
-/** A one-line summary of a patch, for `strata log`. */
+/** A one-line summary of a patch, for `strata log`: the dom describes each op (`describeOp`). */
 export function summarizeOps(ops: readonly Op[], tree?: Tree): string {
-  const parts = ops.slice(0, 4).map((op) => {
-    switch (op[0]) {
-      case "ins":
-        return `+<${op[3].tag}>${op[3].children?.length ? `(+${specSize(op[3]) - 1})` : ""} in #${op[1]}`;
-      case "rm":
-        return `-#${op[1]}${tree?.get(op[1]) ? ` <${tree.get(op[1])?.tag}>` : ""}`;
-      case "set":
-        return op[1] === 0 ? `hwm=${op[3]}` : `#${op[1]} ${op[2]}=${op[3] === null ? "∅" : JSON.stringify(oneLine(op[3], 24))}`;
-      case "mv":
-        return `#${op[1]} → #${op[2]}`;
-      case "text":
-        return `#${op[1]} text ${JSON.stringify(oneLine(op[2], 24))}`;
-      case "append":
-        return `#${op[1]} +${op[2].length} chars`;
-      default:
-        return "?";
-    }
-  });
+  const quote = (s: string, max: number): string => JSON.stringify(oneLine(s, max));
+  const parts = ops.slice(0, 4).map((op) => describeOp(op, { quote, tree }));
   return parts.join(", ") + (ops.length > 4 ? `, … (${ops.length} ops)` : "");
 }
 

@@ -5,8 +5,10 @@
  * has streamed so far, rewritten in place until the call settles (so a slow command never looks
  * hung). `--quiet` and `--json` show none of it.
  */
+
+import { type AgentEvent, ATTR, CALL, ROLE, TAG } from "@strata/agent";
 import type { NodeId } from "@strata/dom";
-import type { AgentEvent, Session } from "@strata/engine";
+import type { Session } from "@strata/engine";
 import type { Out } from "./output.ts";
 import { oneLine } from "./terminal.ts";
 
@@ -48,7 +50,7 @@ export function reporter(out: Out, session: Session, live: boolean): Reporter {
   };
   const drawStatus = (): void => {
     if (running === undefined) return;
-    const output = session.tree.get(running.element)?.children.find((c) => c.tag === "output")?.text ?? "";
+    const output = session.tree.get(running.element)?.children.find((c) => c.tag === TAG.output)?.text ?? "";
     const tail = lastLine(output);
     out.progress(
       `    ${out.paint("dim", "⋯")} ${running.tool} ${out.paint("yellow", `running ${elapsed(Date.now() - running.since)}`)}${tail === "" ? "" : ` ${out.paint("dim", "│")} ${oneLine(tail, 200)}`}`,
@@ -59,7 +61,7 @@ export function reporter(out: Out, session: Session, live: boolean): Reporter {
     switch (e.type) {
       case "turn":
         end();
-        if (e.role === "user")
+        if (e.role === ROLE.user)
           out.line(`${out.paint("bold", "user")}  ${oneLine(session.durableTree.get(e.element)?.textContent() ?? "", 200)}`);
         else {
           out.write(`${out.paint("bold", "assistant")}  `);
@@ -71,11 +73,11 @@ export function reporter(out: Out, session: Session, live: boolean): Reporter {
         midLine = !e.delta.endsWith("\n");
         break;
       case "call": {
-        if (e.status === "arguments" || e.status === "pending") break;
+        if (e.status === CALL.arguments || e.status === CALL.pending) break;
         end();
         const call = session.durableTree.get(e.element);
-        if (e.status === "running") {
-          const args = call?.children.find((c) => c.tag === "args")?.text ?? "";
+        if (e.status === CALL.running) {
+          const args = call?.children.find((c) => c.tag === TAG.args)?.text ?? "";
           out.line(`  ${out.paint("cyan", "→")} ${out.paint("bold", e.tool)} ${out.paint("dim", oneLine(args, 90))}`);
           if (live) {
             running = { element: e.element, tool: e.tool, since: Date.now(), timer: setInterval(drawStatus, TICK_MS) };
@@ -84,7 +86,11 @@ export function reporter(out: Out, session: Session, live: boolean): Reporter {
           }
         } else {
           const mark =
-            e.status === "executed" ? (call?.attrs.error ? out.paint("yellow", "!") : out.paint("green", "✓")) : out.paint("red", "✗");
+            e.status === CALL.executed
+              ? call?.attrs[ATTR.error]
+                ? out.paint("yellow", "!")
+                : out.paint("green", "✓")
+              : out.paint("red", "✗");
           out.line(`  ${mark} ${e.tool} ${out.paint("dim", e.status)}  ${oneLine(e.detail ?? "", 90)}`);
         }
         break;

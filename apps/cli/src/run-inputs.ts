@@ -14,11 +14,11 @@ import {
   type Model,
   type RecordedInputs,
   readInputs,
-  type Session,
   TemplateError,
   ToolRegistry,
   workspaceTools,
-} from "@strata/engine";
+} from "@strata/agent";
+import type { Session } from "@strata/engine";
 import { createModel } from "@strata/models";
 import { type Args, int, list, str } from "./command.ts";
 import type { Context } from "./context.ts";

@@ -6,8 +6,9 @@
  */
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { recordInputs } from "@strata/agent";
 import { nodeId } from "@strata/dom";
-import { recordInputs, Session } from "@strata/engine";
+import { Session } from "@strata/engine";
 import { openStore } from "@strata/store";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, json, script, strata, tempDir } from "./cli-kit.ts";

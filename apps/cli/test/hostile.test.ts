@@ -7,7 +7,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nodeId } from "@strata/dom";
-import { encodePatch, PATCH_KIND, Session } from "@strata/engine";
+import { Session } from "@strata/engine";
+import { encodePatch, PATCH_KIND } from "@strata/engine/internal";
 import { openStore } from "@strata/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTerminalSafe, jsonText, terminalSafe } from "../src/terminal.ts";

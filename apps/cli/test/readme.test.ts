@@ -101,7 +101,7 @@ describe("CLI-W the README, pasted in order", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     // the opening two commands stay exactly as they are
     expect(readme).toContain(
-      'npx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 demo\n\n# the whole test suite: type-check, lint, package-graph check, all tests ("N passed, N failed" last)\nnpx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 test',
+      'npx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 demo\n\n# the whole test suite: type-check, lint, package-graph and rule checks, all tests ("N passed, N failed" last)\nnpx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 test',
     );
     const steps = quickstartSteps(readme);
     expect(steps.length).toBeGreaterThan(20);

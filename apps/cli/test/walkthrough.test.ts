@@ -31,7 +31,7 @@ describe("CLI-W the walkthrough", () => {
     expect(session).toMatch(/^[0-9A-Z]{6}$/);
     expect(killed.stdout.split("\n")[0]).toMatch(new RegExp(`^session ${session} \\(01[0-9A-Z]{24}\\)`));
 
-    // 2. ls shows it open; resume says what was interrupted and finishes the run
+    // 2. ls shows it open (CLI-13); resume (CLI-11) says what was interrupted and finishes the run
     const ls = await strata(dir, ["ls", "--json"]);
     valid("ls", json(ls));
     expect(json<{ sessions: { handle: string; status: string }[] }>(ls).sessions[0]).toMatchObject({ handle: session, status: "open" });
@@ -70,7 +70,7 @@ describe("CLI-W the walkthrough", () => {
         .sort(),
     ).toEqual(["alt", "main"]);
 
-    // 6. the prompt at the fork point and how it changed by the end
+    // 6. the prompt at the fork point and how it changed by the end (CLI-20)
     const prompt = await strata(dir, ["prompt", `${session}@${userTurn}`, "--json"]);
     valid("prompt", json(prompt));
     const req = json<{ request: { system: string; messages: unknown[]; tools: { name: string }[] } }>(prompt).request;
@@ -96,7 +96,7 @@ describe("CLI-W the walkthrough", () => {
     valid("bisect", json(bisect));
     expect(json<{ label: string }>(bisect).label).toBe("call.interrupted");
 
-    // 8. export, import into a fresh database, verify
+    // 8. export, import into a fresh database (CLI-23), verify (CLI-24)
     const exported = await strata(dir, ["export", session]);
     expect(exported.code, exported.stderr).toBe(0);
     writeFileSync(join(dir, "bundle.json"), exported.stdout);

@@ -8,21 +8,27 @@ import { join } from "node:path";
 export const APP_ROOT = join(import.meta.dirname, "..");
 export const STATIC_DIR = join(APP_ROOT, "dist");
 
-function newest(dir: string): number {
+/**
+ * What the page bundle is built from, relative to the app's root: the web app, the Vite config,
+ * and the protocol module the page shares with the server (IN-20; its `ENDPOINTS` are code).
+ */
+export const PAGE_SOURCES: readonly string[] = ["web", "vite.config.ts", "src/protocol.ts"];
+
+/** The newest modification time of a file, or of any file under a directory. */
+function newest(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
   let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
+  for (const e of readdirSync(path)) t = Math.max(t, newest(join(path, e)));
   return t;
 }
 
-/** True when dist/ is missing or older than web/ or the Vite config. */
-export function needsBuild(): boolean {
-  const index = join(STATIC_DIR, "index.html");
+/** True when `root`'s dist/ is missing or older than one of its `PAGE_SOURCES`. */
+export function needsBuild(root: string = APP_ROOT): boolean {
+  const index = join(root, "dist", "index.html");
   if (!existsSync(index)) return true;
   const built = statSync(index).mtimeMs;
-  return newest(join(APP_ROOT, "web")) > built || statSync(join(APP_ROOT, "vite.config.ts")).mtimeMs > built;
+  return PAGE_SOURCES.some((source) => newest(join(root, source)) > built);
 }
 
 /** Builds the web app with Vite into dist/. */

@@ -3,9 +3,11 @@
  * status that says whose problem it is. One request's failure is that request's answer and
  * nothing more: the server goes on serving every other request.
  */
+import { TemplateError } from "@strata/agent";
 import { DomError } from "@strata/dom";
-import { EngineError, TemplateError } from "@strata/engine";
+import { EngineError } from "@strata/engine";
 import { StoreError } from "@strata/store";
+import type { ErrorBody } from "./protocol.ts";
 
 /** A refusal with an HTTP status, thrown by the server's own checks. */
 export class HttpError extends Error {
@@ -15,19 +17,6 @@ export class HttpError extends Error {
   ) {
     super(message);
   }
-}
-
-export interface ErrorBody {
-  readonly status: number;
-  readonly message: string;
-  /** `template-error` for a recorded template that fails to render (with where). */
-  readonly code?: string;
-  readonly template?: string;
-  readonly line?: number;
-  readonly column?: number;
-  /** The template error's kind (`syntax`, `render`, `limit` …) and, for a bound, which one. */
-  readonly reason?: string;
-  readonly limit?: string;
 }
 
 /**

@@ -4,6 +4,7 @@
  * length or shape.
  */
 import type { Element } from "@strata/dom";
+import type { Elided, NodeJson } from "./protocol.ts";
 
 /** How much of a tree one response carries: long texts are cut, long child lists windowed. */
 export interface TreeWindow {
@@ -28,11 +29,6 @@ export const WINDOW: TreeWindow = { maxText: 2000, maxChildren: 400, head: 20, t
 /** The largest tree `?full=1` serves whole (a larger one is refused: use the windowed view). */
 export const FULL_MAX_ELEMENTS = 200_000;
 
-/** A skipped run of children: fetch it from /children (`after` absent: from the first; `before` 0: to the end). */
-export interface Elided {
-  readonly elided: { readonly after?: number; readonly before: number };
-}
-
 /**
  * JSON of `el` and its subtree. With a window, only the first and last children of a long list
  * are visited (through sibling links, so the pages of the skipped ones are never loaded); the
@@ -40,9 +36,9 @@ export interface Elided {
  * (fetch it whole from /text). Once `maxElements` are shown, the rest of each open list is one
  * elided run to its end. `budget` is shared by the calls that build one response.
  */
-export function treeJson(el: Element, w: TreeWindow = FULL, budget: { left: number } = { left: w.maxElements }): unknown {
+export function treeJson(el: Element, w: TreeWindow = FULL, budget: { left: number } = { left: w.maxElements }): NodeJson {
   budget.left--;
-  const out: Record<string, unknown> = { id: el.id, tag: el.tag, attrs: el.attrs };
+  const out: NodeJson = { id: el.id, tag: el.tag, attrs: el.attrs };
   if (el.text !== "") {
     out.text = el.text.length > w.maxText ? el.text.slice(0, w.maxText) : el.text;
     if (el.text.length > w.maxText) out.textLength = el.text.length;
@@ -54,12 +50,12 @@ export function treeJson(el: Element, w: TreeWindow = FULL, budget: { left: numb
     c = c.nextSibling;
   }
   if (head.length === 0) return out;
-  const children: unknown[] = [];
+  const children: (NodeJson | Elided)[] = [];
   /** Shows `kids` in order; false once the budget ran out (the rest of the list is then elided). */
   const show = (kids: readonly Element[]): boolean => {
     for (const k of kids) {
       if (budget.left <= 0) {
-        const last = children.findLast((x): x is { id: number } => typeof (x as { id?: unknown }).id === "number");
+        const last = children.findLast((x): x is NodeJson => "id" in x);
         children.push({ elided: last === undefined ? { before: 0 } : { after: last.id, before: 0 } } satisfies Elided);
         return false;
       }

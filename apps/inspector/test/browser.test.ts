@@ -7,8 +7,9 @@
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
+import { runAgent } from "@strata/agent";
 import { nodeId, toSnapshot } from "@strata/dom";
-import { decodeSseMessage, materialize, Replica, runAgent, Session } from "@strata/engine";
+import { decodeSseMessage, materialize, Replica, Session } from "@strata/engine";
 import { type EventId, openStore } from "@strata/store";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -194,6 +195,28 @@ describe("IN-10 … IN-16 the inspector in Chromium", () => {
       .toContain("REWOUND-MARKER");
     expect((await page.locator('[data-test="tree"]').textContent()) ?? "").not.toContain("two");
     await shot("7-after-rewind");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("IN-11 switching branch (a lane, the branch menu) shows that branch's timeline and tree, and follows it", async () => {
+    await page.goto(`${srv.url}#/s/${fx.session.id}`);
+    await page.locator('[data-test="tree"]').waitFor();
+    const alt = fx.store.branch(fx.session.id, "alt");
+    const main = fx.store.branch(fx.session.id, "main");
+    await page.locator('[data-test="graph"] g.lane', { hasText: "alt" }).click();
+    await expect.poll(() => page.locator('[data-test="position"]').textContent()).toBe(`${alt?.headDepth} / ${alt?.headDepth}`);
+    await page.locator(`[data-test="tree"][data-at="${alt?.head}"]`).waitFor();
+    expect(await page.locator('[data-test="events"] .row').count()).toBe(alt?.headDepth);
+    // The view follows the branch it shows: a commit on alt extends its timeline.
+    const writer = Session.open(openStore(fx.path), fx.session.id, { branch: "alt" }).session;
+    writer.commit([["ins", nodeId(3), null, { tag: "note", text: "ALT-MARKER" }]], { label: "note.add" });
+    const depth = (alt?.headDepth as number) + 1;
+    await expect.poll(() => page.locator('[data-test="position"]').textContent(), { timeout: 10_000 }).toBe(`${depth} / ${depth}`);
+    await expect.poll(async () => (await page.locator('[data-test="tree"]').textContent()) ?? "").toContain("ALT-MARKER");
+    await page.locator('[data-test="branch"]').selectOption("main");
+    await expect.poll(() => page.locator('[data-test="position"]').textContent()).toBe(`${main?.headDepth} / ${main?.headDepth}`);
+    await page.locator(`[data-test="tree"][data-at="${main?.head}"]`).waitFor();
+    expect((await page.locator('[data-test="tree"]').textContent()) ?? "").not.toContain("ALT-MARKER");
     expect(pageErrors).toEqual([]);
   });
 

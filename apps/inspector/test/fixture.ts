@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Model, type ModelEvent, type ModelRequest, runAgent, Session, ToolRegistry } from "@strata/engine";
+import { type Model, type ModelEvent, type ModelRequest, runAgent, ToolRegistry } from "@strata/agent";
+import { Session } from "@strata/engine";
 import { openStore, type Store } from "@strata/store";
 
 export const HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>\u001b[31mred\u001b[0m";

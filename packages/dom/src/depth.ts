@@ -7,7 +7,7 @@
  * iterative.
  */
 import { DomError } from "./errors.ts";
-import type { NodeSpec } from "./ops.ts";
+import type { NodeSpec } from "./spec.ts";
 import type { Rec } from "./tree.ts";
 
 /**

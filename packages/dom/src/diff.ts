@@ -6,11 +6,11 @@
  */
 
 import { applyPatch } from "./apply.ts";
-import { specOf } from "./build.ts";
 import { dirDiff } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import type { NodeId } from "./ids.ts";
-import type { NodeSpec, Op } from "./ops.ts";
+import type { Op } from "./ops.ts";
+import { type NodeSpec, specOf } from "./spec.ts";
 import { LazyPage, PAGE_SIZE, type Page, pageOf, type Rec, type Tree } from "./tree.ts";
 
 export interface DiffPosition {

@@ -4,9 +4,11 @@
  * op at once through `applyPatch`, so a draft fails at the call that is wrong, not later.
  */
 import { type ApplyOptions, applyPatch } from "./apply.ts";
+import type { InsertChange } from "./effect.ts";
 import type { NodeId } from "./ids.ts";
-import type { NodeSpec, Op } from "./ops.ts";
+import type { Op } from "./ops.ts";
 import { type SelectOptions, select, selectOne } from "./select.ts";
+import type { NodeSpec } from "./spec.ts";
 import type { Element, Tree } from "./tree.ts";
 
 export class TreeDraft {
@@ -39,9 +41,18 @@ export class TreeDraft {
 
   /** Inserts `spec` under `parent` after `after` (null: first). Returns the new subtree root's id. */
   insert(parent: NodeId, after: NodeId | null, spec: NodeSpec): NodeId {
-    const id = (spec.id ?? this.#tree.hwm + 1) as NodeId;
-    this.apply(["ins", parent, after, spec]);
-    return id;
+    const op: Op = ["ins", parent, after, spec];
+    let root: NodeId | undefined;
+    // The effect names the root the tree gave the subtree (DOM-2, DOM-39).
+    this.#tree = applyPatch(this.#tree, [op], {
+      ...this.options,
+      onEffect: (e) => {
+        root = (e.changes[0] as InsertChange).root;
+        this.options.onEffect?.(e);
+      },
+    });
+    this.#ops.push(op);
+    return root as NodeId;
   }
 
   /** Inserts `spec` as the last child of `parent`. Returns the new element's id. */

@@ -2,8 +2,8 @@
  * @strata/dom — the session tree: immutable versions, the op set of `patch@1`, canonical XML and
  * snapshots, CSS selectors, and structural diffs. Depends on no other strata package.
  */
-export { type ApplyOptions, applyPatch, MAX_HWM_RAISE, tryApplyPatch } from "./apply.ts";
-export { emptyTree, skeletonTree, specOf, specSize } from "./build.ts";
+export { type ApplyOptions, applyPatch, applyWithEffect, tryApplyPatch } from "./apply.ts";
+export { emptyTree, skeletonTree } from "./build.ts";
 export { depthOf, MAX_DEPTH, specDepth, subtreeHeight } from "./depth.ts";
 export {
   type DiffAttr,
@@ -18,27 +18,44 @@ export {
   type TreeDiff,
 } from "./diff.ts";
 export { draft, TreeDraft } from "./draft.ts";
+export {
+  type AttrChange,
+  type Change,
+  type ChangeType,
+  eachInserted,
+  type InsertChange,
+  type MoveChange,
+  type PatchEffect,
+  type RemoveChange,
+  type TextChange,
+} from "./effect.ts";
 export { DomError, type DomErrorCode, type DomResult } from "./errors.ts";
+export { mapIds, shiftMinted } from "./idmap.ts";
 export { DOCUMENT, type DocumentId, isNodeId, MAX_NODE_ID, type NodeId, nodeId } from "./ids.ts";
 export { invertPatch } from "./invert.ts";
 export { ID_ATTR, invalidCharIndex, MAX_NAME_LENGTH, nameProblem, sanitizeText } from "./names.ts";
+// The op kinds (one module each, listed in op/registry.ts).
+export type { AppendOp } from "./op/append.ts";
+export type { InsOp } from "./op/ins.ts";
+export type { MvOp } from "./op/mv.ts";
+export type { RmOp } from "./op/rm.ts";
+export { MAX_HWM_RAISE, type SetOp } from "./op/set.ts";
+export type { TextOp } from "./op/text.ts";
 export {
-  type AppendOp,
+  type AttrVisitor,
+  attrsWritten,
   checkOp,
-  checkSpec,
+  type DescribeOptions,
   decodeOp,
   decodePatch,
-  type InsOp,
-  MAX_SPEC_NODES,
-  type MvOp,
-  type NodeSpec,
+  describeOp,
+  type IdMap,
   OP_KINDS,
   type Op,
   type OpKind,
+  type OpOf,
   type Patch,
-  type RmOp,
-  type SetOp,
-  type TextOp,
+  type Quote,
 } from "./ops.ts";
 export { count, matches, type SelectOptions, select, selectOne } from "./select.ts";
 export { MAX_COMPOUNDS, MAX_SELECTOR_NESTING } from "./selector-parse.ts";
@@ -58,6 +75,7 @@ export {
   toSnapshot,
   treeFromPages,
 } from "./snapshot.ts";
+export { checkSpec, eachSpecNode, MAX_SPEC_NODES, type NodeSpec, specOf, specSize } from "./spec.ts";
 export { advanceIndex, ensureIndex, INDEX_MIN_SIZE, indexOf, TagIndex } from "./tagindex.ts";
 export { type Attrs, type Element, LazyPage, PAGE_SIZE, type Page, type Rec as NodeRecord, Tree, walk as walkTree } from "./tree.ts";
 export {

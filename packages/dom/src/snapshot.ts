@@ -4,7 +4,7 @@
  * Pages (256 ids each) are encoded the same way so a store can keep them content-addressed and
  * load them lazily; see {@link encodePage} and {@link treeFromPages}.
  */
-import { makeAttrs } from "./apply.ts";
+import { makeAttrs } from "./attrs.ts";
 import { MAX_DEPTH, tooDeep } from "./depth.ts";
 import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";

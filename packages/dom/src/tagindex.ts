@@ -5,15 +5,14 @@
  *
  * Document order is kept as an order label per element (a float; integers when built, midpoints
  * when something is inserted between two elements). Building costs one walk of the tree; after
- * that, `advanceIndex(before, after, ops)` carries the index from a version to the next in time
- * proportional to the patch (appends at the end, the common case, are O(1) per element). An index
+ * that, `advanceIndex(before, after, effect)` carries the index from a version to the next in time
+ * proportional to the patch, from what the patch did (its `PatchEffect`) (appends at the end, the common case, are O(1) per element). An index
  * belongs to one version at a time: carrying it moves it, and a version without one falls back to
  * a full traversal (or builds one when it is queried on a large tree).
  *
  * The index is a cache, never state (L1): it is derived from a tree and can be dropped at any time.
  */
-import { specSize } from "./build.ts";
-import type { InsOp, Op } from "./ops.ts";
+import type { PatchEffect } from "./effect.ts";
 import type { Rec, Tree } from "./tree.ts";
 
 /** Trees with at least this many elements get an index on their first indexed query. */
@@ -147,31 +146,26 @@ export class TagIndex {
   }
 
   /**
-   * Updates the index from `before` to `after` = `before` + `ops`. Returns false when the patch is
-   * one it does not follow incrementally (a move, an explicit-id insert, labels too close): the
-   * caller then drops the index.
+   * Updates the index from `before` to `after`, which a patch with effect `effect` made of it.
+   * Returns false when the patch is one it does not follow incrementally (a move, an explicit-id
+   * insert, labels too close): the caller then drops the index.
    */
-  advance(before: Tree, after: Tree, ops: readonly Op[]): boolean {
-    for (const op of ops) {
-      if (op[0] === "rm") {
-        const r = before.rec(op[1]);
-        if (r === undefined || after.has(op[1])) return false;
-        const stack = [op[1] as number];
-        while (stack.length > 0) {
-          const id = stack.pop() as number;
+  advance(before: Tree, after: Tree, effect: PatchEffect): boolean {
+    for (const c of effect.changes) {
+      if (c.type === "remove") {
+        if (!before.has(c.root) || after.has(c.root)) return false;
+        for (const id of c.ids) {
           const x = before.rec(id);
-          if (x === undefined) continue;
+          if (x === undefined) continue; // inserted by this patch, never labelled
           this.#byValue(x, id, false);
           this.#tagged(x.tag, id, false);
-          for (let c = x.first; c !== 0; c = (before.rec(c) as Rec).next) stack.push(c);
         }
-      } else if (op[0] === "mv") return false;
-      else if (op[0] === "set" && op[1] === 0) continue;
+      } else if (c.type === "move") return false;
     }
     // Attribute changes on elements that were there before: move them between value lists.
     if (this.#values.size > 0) {
       const changed = new Set<number>();
-      for (const op of ops) if (op[0] === "set" && op[1] !== 0 && op[1] <= before.hwm && before.has(op[1])) changed.add(op[1]);
+      for (const c of effect.changes) if (c.type === "attr" && before.has(c.id)) changed.add(c.id);
       for (const id of changed) {
         const was = before.rec(id) as Rec;
         const now = after.rec(id);
@@ -180,17 +174,12 @@ export class TagIndex {
         this.#byValue(now, id, true);
       }
     }
-    let hwm = before.hwm;
-    for (const op of ops) {
-      if (op[0] === "set" && op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
-      if (op[0] !== "ins") continue;
-      const spec = (op as InsOp)[3];
-      if (spec.id !== undefined) return false;
-      const root = hwm + 1;
-      hwm += specSize(spec);
+    for (const c of effect.changes) {
+      if (c.type !== "insert") continue;
+      if (!c.minted) return false;
       // removed again later in the same patch, or placed already inside an earlier insert's subtree
-      if (!after.has(root) || this.#label.has(root)) continue;
-      if (!this.#labelSubtree(after, root)) return false;
+      if (!after.has(c.root) || this.#label.has(c.root)) continue;
+      if (!this.#labelSubtree(after, c.root)) return false;
     }
     return true;
   }
@@ -276,13 +265,13 @@ export function ensureIndex(tree: Tree): TagIndex {
 }
 
 /**
- * Moves `before`'s index (if it has one) to `after` = `before` + `ops`, updating it in time
- * proportional to the patch; drops it when the patch is one it cannot follow. `before` keeps no
- * index (its queries fall back to a traversal).
+ * Moves `before`'s index (if it has one) to `after`, which a patch with effect `effect` made of it
+ * (`applyPatch`'s `onEffect`), updating it in time proportional to the patch; drops it when the
+ * patch is one it cannot follow. `before` keeps no index (its queries fall back to a traversal).
  */
-export function advanceIndex(before: Tree, after: Tree, ops: readonly Op[]): void {
+export function advanceIndex(before: Tree, after: Tree, effect: PatchEffect): void {
   const index = attached.get(before);
   if (index === undefined || before === after) return;
   attached.delete(before);
-  if (index.advance(before, after, ops)) attached.set(after, index);
+  if (index.advance(before, after, effect)) attached.set(after, index);
 }

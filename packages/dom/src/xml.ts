@@ -5,7 +5,7 @@
  * (`xml-input.ts` → `xml-decl.ts` → `xml-reader.ts`, decision 0019); this module turns what it read
  * into a tree.
  */
-import { makeAttrs } from "./apply.ts";
+import { makeAttrs } from "./attrs.ts";
 import { MAX_DEPTH } from "./depth.ts";
 import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";

@@ -2,17 +2,20 @@
 import { describe, expect, it } from "vitest";
 import {
   applyPatch,
+  type DomError,
   diffToPatch,
   diffTrees,
   isEmptyDiff,
   nodeId,
   parseXml,
   reverseDiff,
+  skeletonTree,
   toPages,
   toSnapshot,
   toXml,
   treeFromPages,
 } from "../src/index.ts";
+import { SKELETON } from "./arbitraries.ts";
 import { checkLaws } from "./laws.ts";
 
 const n = nodeId;
@@ -135,5 +138,29 @@ describe("DOM-31 cost follows the change", () => {
     expect(d.attrs).toEqual([{ id: 2999, name: "done", before: null, after: "1" }]);
     expect([...loaded]).toEqual([]); // page 11 was loaded by the edit already; nothing else
     expect(pages.length).toBe(12);
+  });
+});
+
+const skeleton = () => skeletonTree(SKELETON);
+
+describe("DOM-30 a patch from a diff, applied to the wrong tree", () => {
+  it("DOM-30: a diff applied to the wrong tree names the failing op of the generated patch", () => {
+    const a = applyPatch(skeleton(), [
+      ["ins", n(3), null, { tag: "x" }],
+      ["ins", n(3), n(4), { tag: "y" }],
+    ]);
+    const b = applyPatch(a, [
+      ["set", n(5), "k", "v"],
+      ["mv", n(5), n(2), null],
+    ]);
+    const d = diffTrees(a, b);
+    expect(() => diffToPatch(skeleton(), d)).toThrow(/^op 0: /);
+    const other = applyPatch(skeleton(), [["ins", n(3), null, { tag: "x" }]]);
+    try {
+      diffToPatch(other, d);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as DomError).opIndex).toBe(0);
+    }
   });
 });

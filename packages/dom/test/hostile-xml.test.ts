@@ -157,3 +157,25 @@ describe("DOM-19 linear time on hostile input (issue 11 item 24)", () => {
       check(parseXml(make()));
     });
 });
+
+/** The code of the `DomError` that `f` throws, or undefined when it returns. */
+function errorCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as DomError).code;
+  }
+}
+
+describe("DOM-19 malformed input: positions and the depth limit", () => {
+  it("DOM-19: CDATA outside the root and empty input are refused with a position", () => {
+    expect(() => parseXml("<a/><![CDATA[x]]>")).toThrow(/text outside the root element.*\(line 1, column 5\)/);
+    expect(() => parseXml("")).toThrow(/no root element \(line 1, column 1\)/);
+  });
+
+  it("DOM-19: self-closing elements count towards the depth limit", () => {
+    expect(errorCode(() => parseXml("<a><b/></a>", { maxDepth: 1 }))).toBe("too-large");
+    expect(parseXml("<a><b/></a>", { maxDepth: 2 }).size).toBe(2);
+  });
+});

@@ -22,6 +22,7 @@ import {
   treeFromPages,
   tryApplyPatch,
 } from "../src/index.ts";
+import { checkEffect, checkIdMapping } from "./effects.ts";
 
 /**
  * Applies `ops` to `before` and checks every law; returns the result.
@@ -30,6 +31,10 @@ import {
  * - DOM-15: the ops (and the inverse) survive a JSON round trip.
  * - DOM-16/21/23: both trees survive XML, snapshot and paged-snapshot round trips.
  * - DOM-30: the diff turned into a patch reproduces the result, and its reverse the input.
+ * - DOM-39: the effect `applyPatch` reports, of the patch and of its inverse, replays to the result
+ *   and nets to the diff (effects.ts).
+ * - DOM-40: re-authored by `shiftMinted` on a higher floor, a monotonic patch builds the same tree
+ *   and effect with the minted ids shifted.
  */
 export function checkLaws(before: Tree, ops: readonly Op[], expected?: { xml?: string; readable?: string }): Tree {
   const beforeSnap = toSnapshot(before);
@@ -43,6 +48,10 @@ export function checkLaws(before: Tree, ops: readonly Op[], expected?: { xml?: s
 
   const inverse = invertPatch(before, ops);
   expect(toSnapshot(applyPatch(after, inverse)), "DOM-14: the inverse restores the input exactly").toBe(beforeSnap);
+
+  expect(toSnapshot(checkEffect(before, ops).tree), "DOM-39: asking for the effect changes nothing").toBe(afterSnap);
+  checkEffect(after, inverse);
+  checkIdMapping(before, ops);
 
   expect(decodePatch(JSON.parse(JSON.stringify(ops))), "DOM-15: ops survive JSON").toEqual(ops);
   expect(decodePatch(JSON.parse(JSON.stringify(inverse))), "DOM-15: inverses survive JSON").toEqual(inverse);
@@ -78,6 +87,9 @@ export function checkRejected(before: Tree, ops: readonly unknown[], code: DomEr
   expect(result.ok, `expected ${code}`).toBe(false);
   if (result.ok) return;
   expect(result.error.code, result.error.message).toBe(code);
+  let reported = false;
+  expect(() => applyPatch(before, ops as Op[], { onEffect: () => (reported = true) })).toThrow(result.error.message);
+  expect(reported, "DOM-39: a failed patch reports no effect").toBe(false);
   if (opIndex !== undefined) {
     expect(result.error.opIndex).toBe(opIndex);
     expect(result.error.message).toMatch(new RegExp(`^op ${opIndex}: `));

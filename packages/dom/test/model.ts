@@ -188,6 +188,10 @@ export class Model {
         n.text = kind === "append" ? n.text + value : value;
         return;
       }
+      default: {
+        const never: never = op;
+        throw new Error(`the oracle has no model of op ${JSON.stringify(never)}`);
+      }
     }
   }
 

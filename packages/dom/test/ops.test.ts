@@ -2,7 +2,23 @@
  * Every op kind through the shared law helper, and every error code it can raise (docs/spec/dom.md).
  */
 import { describe, expect, it } from "vitest";
-import { applyPatch, DomError, emptyTree, type NodeId, nodeId, type Op, skeletonTree, toXml, tryApplyPatch } from "../src/index.ts";
+import {
+  applyPatch,
+  DomError,
+  emptyTree,
+  invertPatch,
+  MAX_HWM_RAISE,
+  MAX_NODE_ID,
+  type NodeId,
+  nodeId,
+  type Op,
+  parseXml,
+  sanitizeText,
+  skeletonTree,
+  toSnapshot,
+  toXml,
+  tryApplyPatch,
+} from "../src/index.ts";
 import { SKELETON } from "./arbitraries.ts";
 import { checkLaws, checkRejected } from "./laws.ts";
 
@@ -288,5 +304,92 @@ describe("DOM-7 patches", () => {
     const all = checkLaws(base(), ops);
     expect(toXml(all)).toBe(toXml(one));
     expect(all.childIds(3).length).toBe(1001);
+  });
+});
+
+/** The code of the `DomError` that `f` throws, or undefined when it returns. */
+function errorCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as DomError).code;
+  }
+}
+const skeleton = () => skeletonTree(SKELETON);
+
+describe("DOM-1, DOM-11, DOM-14 the id limit and the high-water mark", () => {
+  it("DOM-1: ids stop at 2^31 - 1, so page arithmetic never wraps onto the root", () => {
+    expect(MAX_NODE_ID).toBe(2 ** 31 - 1);
+    expect(errorCode(() => applyPatch(skeleton(), [["set", 0, "hwm", String(2 ** 32)]]))).toBe("bad-op");
+    const top = applyPatch(skeleton(), [
+      ["set", 0, "hwm", String(MAX_NODE_ID - 1)],
+      ["ins", n(3), null, { tag: "last" }],
+    ]);
+    expect(top.get(MAX_NODE_ID)?.tag).toBe("last");
+    expect(top.get(1)?.tag).toBe("session");
+    expect(errorCode(() => applyPatch(top, [["ins", n(3), null, { tag: "x" }]]))).toBe("too-large");
+    checkLaws(top, [["rm", n(MAX_NODE_ID)]]);
+    expect(errorCode(() => parseXml('<a _id="1"><b _id="4294967298"/></a>'))).toBe("bad-id");
+  });
+
+  it("DOM-11: a journaled patch may not jump the mark arbitrarily; sparse trees stay cheap anyway", () => {
+    const r = tryApplyPatch(skeleton(), [["set", 0, "hwm", String(3 + MAX_HWM_RAISE + 1)]], { monotonic: true });
+    expect(!r.ok && r.error.code).toBe("bad-hwm");
+    const sparse = applyPatch(skeleton(), [
+      ["set", 0, "hwm", "1000000000"],
+      ["ins", n(3), null, { tag: "far" }],
+    ]);
+    expect(sparse.pageCount).toBe(Math.floor(1_000_000_001 / 256) + 1);
+    const next = checkLaws(sparse, [["append", n(1_000_000_001), "x"]]);
+    expect(next.get(1_000_000_001)?.text).toBe("x");
+  });
+
+  it("DOM-1: Tree.has and Tree.get take integers only", () => {
+    expect(skeleton().has(1.5)).toBe(false);
+    expect(skeleton().get(1.5)).toBeUndefined();
+  });
+
+  it("DOM-14: the inverse restores the mark even when a restore-form insert would raise it", () => {
+    const p: Op[] = [
+      ["ins", n(3), null, { tag: "x" }],
+      ["rm", n(4)],
+      ["set", 0, "hwm", "3"],
+    ];
+    const after = applyPatch(skeleton(), p);
+    expect(toSnapshot(applyPatch(after, invertPatch(skeleton(), p)))).toBe(toSnapshot(skeleton()));
+  });
+});
+
+describe("DOM-6 strings", () => {
+  const bad = ["\u0000", "a\u0001b", "\u001B[31m", "\u007F\u0008", "\uFFFE", "x\uFFFF", "\uD800", "a\uDC00b", "\uDBFF\uDBFF\uDC00"];
+  const good = ["tab\tlf\ncr\r", "é 😀 \u2028 \u00A0", "\uD83D\uDE00", "\u007F", "\u0085", ""];
+
+  it("text and attribute values XML 1.0 cannot carry are bad-text in every op; what it can carry is kept", () => {
+    for (const v of bad) {
+      checkRejected(base(), [["ins", n(3), null, { tag: "x", text: v }]], "bad-text", 0);
+      checkRejected(base(), [["ins", n(3), null, { tag: "x", attrs: { k: v } }]], "bad-text", 0);
+      checkRejected(base(), [["set", n(7), "k", v]], "bad-text", 0);
+      checkRejected(base(), [["text", n(5), v]], "bad-text", 0);
+      checkRejected(base(), [["append", n(5), v]], "bad-text", 0);
+    }
+    for (const v of good) {
+      const t = checkLaws(base(), [
+        ["set", n(7), "k", v],
+        ["text", n(5), v],
+      ]);
+      expect(t.get(7)?.attrs.k).toBe(v);
+      expect(t.get(5)?.text).toBe(v);
+    }
+  });
+
+  it("sanitizeText maps any string into that set: controls to their control pictures, the rest to U+FFFD", () => {
+    expect(sanitizeText("a\u0000b\u0007c\u001Bd")).toBe("a\u2400b\u2407c\u241Bd");
+    expect(sanitizeText("\uFFFE\uFFFF\uD800x\uDC00")).toBe("\uFFFD\uFFFD\uFFFDx\uFFFD");
+    for (const v of good) expect(sanitizeText(v)).toBe(v);
+    for (const v of bad) {
+      const clean = sanitizeText(v);
+      expect(() => applyPatch(base(), [["text", n(5), clean]]), JSON.stringify(v)).not.toThrow();
+    }
   });
 });

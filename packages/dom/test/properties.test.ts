@@ -5,7 +5,14 @@
  */
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import { agreesWithOracle, branchDiffsAreExact, monotonicMintsAbove, satisfiesLaws } from "./properties.ts";
+import {
+  agreesWithOracle,
+  branchDiffsAreExact,
+  effectsMatchDiff,
+  monotonicMintsAbove,
+  reauthoredOnAFloor,
+  satisfiesLaws,
+} from "./properties.ts";
 
 const RUNS = Number(process.env.STRATA_FC_RUNS ?? 1500);
 
@@ -24,5 +31,13 @@ describe("random patches", () => {
 
   it("L5/DOM-14: monotonic application never lowers the high-water mark and mints above it", () => {
     fc.assert(monotonicMintsAbove, { numRuns: Math.ceil(RUNS / 3) });
+  });
+
+  it("DOM-39: the effect applyPatch reports replays to the result and nets to the diff, for patches in a row and their inverses", () => {
+    fc.assert(effectsMatchDiff, { numRuns: Math.ceil(RUNS / 3) });
+  });
+
+  it("DOM-40: shiftMinted re-authors a monotonic patch on any higher floor: same tree and effect, minted ids shifted", () => {
+    fc.assert(reauthoredOnAFloor, { numRuns: Math.ceil(RUNS / 3) });
   });
 });

@@ -4,8 +4,9 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { applyPatch, diffToPatch, diffTrees, parseXml, toSnapshot, toXml, tryApplyPatch } from "../src/index.ts";
+import { applyPatch, diffToPatch, diffTrees, invertPatch, parseXml, toSnapshot, toXml, tryApplyPatch } from "../src/index.ts";
 import { intent, modelOf, opsFrom, tree } from "./arbitraries.ts";
+import { checkEffect, checkIdMapping } from "./effects.ts";
 import { checkLaws } from "./laws.ts";
 
 /** DOM-7…13: the tree and the oracle agree on every patch; failures leave the input untouched. */
@@ -57,3 +58,27 @@ export const monotonicMintsAbove = fc.property(tree, fc.array(intent, { maxLengt
   expect(r.value.hwm).toBeGreaterThanOrEqual(base.hwm);
   for (const el of r.value.root.children) expect(base.has(el.id) || el.id > base.hwm).toBe(true);
 });
+
+/**
+ * DOM-39: over several patches in a row, the effect of each replays to its result and nets to the
+ * diff, and so does the effect of its inverse (restore forms).
+ */
+export const effectsMatchDiff = fc.property(tree, fc.array(fc.array(intent, { maxLength: 10 }), { maxLength: 3 }), (base, patches) => {
+  let t = base;
+  for (const intents of patches) {
+    const ops = opsFrom(t, intents, true);
+    const next = checkEffect(t, ops).tree;
+    checkEffect(next, invertPatch(t, ops));
+    t = next;
+  }
+});
+
+/** DOM-40: a monotonic patch re-authored on any higher floor builds the same tree, ids shifted. */
+export const reauthoredOnAFloor = fc.property(
+  tree,
+  fc.array(intent, { maxLength: 12 }),
+  fc.integer({ min: 1, max: 2 ** 20 }),
+  (base, intents, delta) => {
+    checkIdMapping(base, opsFrom(base, intents, true), [delta]);
+  },
+);

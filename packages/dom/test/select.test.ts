@@ -127,3 +127,37 @@ describe("DOM-27 positional selectors and errors", () => {
     }
   });
 });
+
+/** The code of the `DomError` that `f` throws, or undefined when it returns. */
+function errorCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as DomError).code;
+  }
+}
+
+describe("DOM-24, DOM-25, DOM-27 scoped queries, not-equal on empty values, formulas checked up front", () => {
+  const t = () =>
+    parseXml('<r><todo><item status="done"><sub/></item><item/><item status=""/></todo><todo><item status="done"/></todo></r>');
+
+  it("DOM-24: `within` searches the element's descendants and binds :scope to it", () => {
+    expect(select(t(), ":scope > item", { within: 2 }).map((e) => e.id)).toEqual([3, 5, 6]);
+    expect(select(t(), "> item", { within: 2 }).map((e) => e.id)).toEqual([3, 5, 6]);
+    expect(select(t(), "item", { within: 2 }).map((e) => e.id)).toEqual([3, 5, 6]);
+  });
+
+  it('DOM-25: [a!=""] also matches elements without a', () => {
+    expect(select(t(), 'item[status!=""]').map((e) => e.id)).toEqual([3, 5, 8]);
+    expect(select(t(), 'todo:has(> item[status!=""])').map((e) => e.id)).toEqual([2, 7]);
+  });
+
+  it("DOM-27: a bad :nth-* formula or `of` selector fails on every tree, even one where nothing reaches it", () => {
+    for (const sel of ["zzz:nth-child(foo)", "zzz:nth-child(1 of ???)", "zzz:nth-of-type(x)", ":not(zzz:nth-last-child(bad))"])
+      expect(
+        errorCode(() => select(t(), sel)),
+        sel,
+      ).toBe("bad-selector");
+  });
+});

@@ -115,3 +115,36 @@ describe("DOM-23 paged snapshots", () => {
     expect(() => decodePage(0, "{}")).toThrow(/array of records/);
   });
 });
+
+/** The code of the `DomError` that `f` throws, or undefined when it returns. */
+function errorCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as DomError).code;
+  }
+}
+const skeleton = () => skeletonTree(SKELETON);
+
+describe("DOM-22, DOM-23 the id limit in snapshots; page codecs keep texts and id order", () => {
+  it("DOM-23: a page codec may not store a text as a different string; pages must be in id order", () => {
+    const { pages } = toPages(applyPatch(skeleton(), [["ins", n(3), null, { tag: "x", text: "long tool output" }]]));
+    expect(() => encodePage(decodePage(0, pages[0] as string), { encodeText: () => "blob:0" })).toThrow(/as itself or as a non-string/);
+    const records = JSON.parse(pages[0] as string) as unknown[];
+    expect(() => decodePage(0, JSON.stringify(records.reverse()))).toThrow(/ascending id order/);
+    const codec = { encodeText: (t: string) => ({ ref: t.length }), decodeText: () => "long tool output" };
+    const { header, pages: refPages } = toPages(
+      applyPatch(skeleton(), [["ins", n(3), null, { tag: "x", text: "long tool output" }]]),
+      codec,
+    );
+    const back = treeFromPages(header, ["p"], () => refPages[0] as string, codec);
+    expect(back.get(4)?.text).toBe("long tool output");
+  });
+
+  it("DOM-22: fromSnapshot refuses ids beyond the maximum", () => {
+    const snap = JSON.parse(toSnapshot(skeleton()));
+    snap.nodes[2][0] = 2 ** 32 + 3;
+    expect(errorCode(() => fromSnapshot(JSON.stringify(snap)))).toBe("bad-snapshot");
+  });
+});

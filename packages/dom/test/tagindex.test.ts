@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   advanceIndex,
   applyPatch,
+  applyWithEffect,
   count,
   ensureIndex,
   fromSnapshot,
@@ -60,8 +61,8 @@ describe("DOM-33 tag index", () => {
         for (const tag of TAGS) for (const attr of ATTRS) idx.withAttr(t, tag, attr, "a"); // index some attributes before patching
         for (const intents of patches) {
           const ops = opsFrom(t, intents, true);
-          const next = applyPatch(t, ops);
-          advanceIndex(t, next, ops);
+          const { tree: next, effect } = applyWithEffect(t, ops);
+          advanceIndex(t, next, effect);
           t = next;
         }
         const carried = indexOf(t);
@@ -104,8 +105,8 @@ describe("DOM-33 tag index", () => {
       ["set", calls[1], "status", "running"],
       ["ins", log, calls.at(-1), { tag: "call", attrs: { status: "running" } }],
     ] as never;
-    const next = applyPatch(t, ops);
-    advanceIndex(t, next, ops);
+    const { tree: next, effect } = applyWithEffect(t, ops);
+    advanceIndex(t, next, effect);
     expect(indexOf(next)).toBe(idx);
     expect(indexOf(t)).toBeUndefined();
     expect(count(next, "call[status=running]")).toBe(1002);

@@ -138,3 +138,43 @@ describe("DOM-18 reading XML", () => {
       }
     });
 });
+
+/** The code of the `DomError` that `f` throws, or undefined when it returns. */
+function errorCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as DomError).code;
+  }
+}
+const skeleton = () => skeletonTree(SKELETON);
+
+describe("DOM-16, DOM-18 names, the header and white space in attributes", () => {
+  it("DOM-16: names that are Object.prototype methods round-trip unchanged", () => {
+    const t = applyPatch(skeleton(), [
+      ["ins", n(3), null, { tag: "toString", attrs: { valueOf: "1", __lookupSetter__: "2", hasOwnProperty: "3" } }],
+    ]);
+    expect(toXml(parseXml(toXml(t)))).toBe(toXml(t));
+  });
+
+  it("DOM-18: duplicate fixed ids, repeated or unknown header fields are refused with a position", () => {
+    const e1 = (() => {
+      try {
+        parseXml('\n<?strata hwm="5" fixed="1 1"?><a _id="1"/>');
+      } catch (e) {
+        return e as DomError;
+      }
+    })();
+    expect(e1?.message).toMatch(/lists an id twice \(line 2, column 1\)/);
+    expect(errorCode(() => parseXml('<?strata hwm="1"?><?strata hwm="1"?><a _id="1"/>'))).toBe("bad-xml");
+    expect(errorCode(() => parseXml('<?strata hwm="1" fixed="1" __proto__="x"?><a _id="1"/>'))).toBe("bad-xml");
+    expect(() => parseXml('<?strata hwm="1" extra="1"?><a _id="1"/>')).toThrow(/takes hwm and fixed, not "extra" \(line 1, column 18\)/);
+    expect(() => parseXml('<?strata hwm="0"?><a _id="1"/>')).toThrow(/line 1, column 1/);
+  });
+
+  it("DOM-18: raw TAB/LF/CR in a hand-written attribute value are normalized to spaces, references are kept", () => {
+    const t = parseXml('<a v="x\ty\nz" w="p&#10;q"/>');
+    expect(t.get(1)?.attrs).toEqual({ v: "x y z", w: "p\nq" });
+  });
+});

@@ -6,7 +6,7 @@
  * its blob (bundles refuse to import without it). Other attributes may hold hashes of things that
  * are not blobs (`<request hash>`, `chain`); code that adds a blob-naming attribute adds it here.
  */
-import { type NodeSpec, type Op, type Tree, walkTree } from "@strata/dom";
+import { attrsWritten, type NodeSpec, type Op, type Tree, walkTree } from "@strata/dom";
 
 /** tag → the attributes of that element whose value names a blob. */
 export const BLOB_REFS: Readonly<Record<string, readonly string[]>> = Object.freeze({
@@ -47,29 +47,15 @@ export function specHashes(spec: NodeSpec, found: (hash: string, ref: boolean) =
 }
 
 /**
- * Calls `found` with every sha256 attribute value the ops write (inserted specs, `set` values):
- * the blobs an event may name, whatever the element (the tags of `set` targets are in the tree).
+ * Calls `found` with every sha256 attribute value the ops write (inserted specs, `set` values; the
+ * dom says what each op kind writes): the blobs an event may name, whatever the element (the tags
+ * of `set` targets are in the tree).
  */
 export function opsHashes(ops: readonly Op[], found: (hash: string) => void): void {
-  for (const op of ops) {
-    switch (op[0]) {
-      case "ins":
-        specHashes(op[3], found);
-        break;
-      case "set":
-        if (isSha256(op[3])) found(op[3]);
-        break;
-      case "rm":
-      case "mv":
-      case "text":
-      case "append":
-        break;
-      default: {
-        const unknown: never = op;
-        throw new Error(`unknown op kind ${String((unknown as readonly unknown[])[0])}`);
-      }
-    }
-  }
+  const visit = (_tag: string | undefined, _name: string, value: string): void => {
+    if (isSha256(value)) found(value);
+  };
+  for (const op of ops) attrsWritten(op, visit);
 }
 
 /** The blobs the tree's elements refer to (EN-33). */

@@ -5,7 +5,7 @@
  * every blob an event refers to (EN-33) present. Nothing is written; the result is remembered for
  * the bundle object, so `importBundle` does not check a decoded bundle twice.
  */
-import { type Op, type SetOp, type Tree, toXml } from "@strata/dom";
+import { attrsWritten, type NodeId, type Op, type Tree, toXml } from "@strata/dom";
 import { type EventId, eventDigest } from "@strata/store";
 import { BLOB_REF_ATTRS, isBlobRef, isSha256, specHashes } from "./blob-refs.ts";
 import { at, BUNDLE_FORMAT, type Bundle, BundleError, type BundleEvent, bad, shown } from "./bundle.ts";
@@ -195,23 +195,27 @@ function replay(bundle: Bundle, index: ReadonlyMap<number, number>, progress?: (
       settle(i, fold(undefined, i, decoded));
       continue;
     }
-    // `set` ops that may name a blob: whether they do depends on their element's tag.
-    const sets: SetOp[] = [];
+    // Values the dom says the ops write. Whether a `set` value names a blob depends on its
+    // element's tag, which is in the tree: those are decided once the event is folded.
+    const sets: [id: NodeId, attr: string, value: string][] = [];
     for (const op of decoded.ops)
-      if (op[0] === "ins") specHashes(op[3], found);
-      else if (op[0] === "set" && isSha256(op[3])) {
-        mentioned.add(op[3]);
-        if (BLOB_REF_ATTRS.has(op[2])) sets.push(op);
-      }
+      attrsWritten(op, (tag, attr, value, id) => {
+        if (!isSha256(value)) return;
+        if (tag !== undefined) found(value, isBlobRef(tag, attr, value));
+        else {
+          mentioned.add(value);
+          if (BLOB_REF_ATTRS.has(attr) && id !== undefined) sets.push([id, attr, value]);
+        }
+      });
     const p = index.get(e.prior as number) as number;
     if (sets.length > 0) {
       // Folded on its own, so the element is found before (or, if the event inserted it, after) it.
       flush();
       const before = take(p);
       const after = fold(before, i, decoded);
-      for (const [, id, attr, value] of sets) {
+      for (const [id, attr, value] of sets) {
         const tag = before.rec(id)?.tag ?? after.rec(id)?.tag;
-        if (tag !== undefined && isBlobRef(tag, attr, value)) found(value as string, true);
+        if (tag !== undefined && isBlobRef(tag, attr, value)) found(value, true);
       }
       settle(i, after);
     } else {

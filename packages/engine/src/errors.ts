@@ -6,8 +6,21 @@ export type EngineErrorCode =
   | "bad-event"
   /** A stored snapshot that cannot be read or does not match its chain. */
   | "bad-snapshot"
-  /** An event, session or branch that does not exist. */
+  /** An event, session, branch or element that does not exist. */
   | "not-found"
+  /**
+   * A `Session` object this process closed (or whose creation was rolled back) was used again:
+   * open the session again (`Session.open`). Nothing stored is wrong.
+   */
+  | "closed"
+  /**
+   * A stream writer was used after its stream ended (EN-27): a commit removed its element or gave
+   * it children, the session moved to another line of history, or the session was closed. The
+   * message says which; text appended before the end is durable.
+   */
+  | "stream-ended"
+  /** A replica was read, or fed an event, before it received a snapshot frame (EN-30). */
+  | "not-ready"
   /** A caller's input that cannot be used (the message says what and how to fix it). */
   | "bad-input"
   /** Stored data that should be there and is not (a missing blob, a damaged record). */

@@ -11,6 +11,7 @@ import {
   isNodeId,
   type NodeSpec,
   type Op,
+  type PatchEffect,
   skeletonTree,
   type Tree,
 } from "@strata/dom";
@@ -113,9 +114,10 @@ function checkParsedPatch(data: unknown): Op[] {
 
 /**
  * The one fold (L2): the live session and every replay turn an event into the next tree with this
- * function. Patches are applied monotonically, so journaled ops never reuse an id (L5).
+ * function. Patches are applied monotonically, so journaled ops never reuse an id (L5). A patch
+ * event that applies calls `onEffect` with what it did (the dom's `PatchEffect`, DOM-39).
  */
-export function foldEvent(tree: Tree | undefined, e: DecodedEvent, id: number): Tree {
+export function foldEvent(tree: Tree | undefined, e: DecodedEvent, id: number, onEffect?: (effect: PatchEffect) => void): Tree {
   if (e.kind === "genesis") {
     if (tree !== undefined) throw new EngineError("bad-event", `event ${id}: a genesis event can only start a session`);
     const skeleton = skeletonTree(e.skeleton);
@@ -125,7 +127,7 @@ export function foldEvent(tree: Tree | undefined, e: DecodedEvent, id: number): 
   if (tree === undefined) throw new EngineError("bad-event", `event ${id}: a patch cannot come before the genesis event`);
   try {
     // Ops decoded from the log were checked by decodePatch; ops from callers are checked here.
-    return applyPatch(tree, e.ops, { monotonic: true, trusted: e.checked === true });
+    return applyPatch(tree, e.ops, { monotonic: true, trusted: e.checked === true, onEffect });
   } catch (err) {
     if (err instanceof DomError) throw new EngineError("bad-event", `event ${id} does not apply: ${err.message}`, { cause: err });
     throw err;

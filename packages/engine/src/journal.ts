@@ -1,10 +1,10 @@
 /**
- * The write path of one line of history (L2, EN-12 … EN-17): validate the whole patch against the
+ * The write path of one line of history (L2, EN-12 … EN-14, EN-17): validate the whole patch against the
  * live tree, append it durably with the expected head (compare-and-swap), then make the already
  * computed result the live tree — the same `foldEvent` replay uses — and write a snapshot every K
  * events of the chain. A commit that fails changes nothing: not the log, not the head, not the tree.
  */
-import { advanceIndex, applyPatch, type NodeSpec, type Op, PAGE_SIZE, type Tree } from "@strata/dom";
+import { advanceIndex, applyPatch, type NodeSpec, type Op, PAGE_SIZE, type PatchEffect, shiftMinted, type Tree } from "@strata/dom";
 import type { EventId, EventMeta, SessionId, SessionInfo, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
@@ -266,14 +266,14 @@ export class Journal {
     checkInputs(inputs);
     const base = this.#tree;
     const patches = inputs.map((i) => i.ops);
-    let trees = foldAll(base, patches);
-    const plan = this.planIds((trees[trees.length - 1] as Tree).hwm - base.hwm);
+    let folds = foldAll(base, patches);
+    const plan = this.planIds((folds[folds.length - 1] as Fold).tree.hwm - base.hwm);
     let stored: (readonly Op[])[] = patches;
     if (plan.floor !== undefined) {
       stored = withIdFloor(patches, base.hwm, plan.floor);
-      trees = foldAll(base, stored);
+      folds = foldAll(base, stored);
     }
-    return { metas: this.#append(inputs, stored, trees, plan), patches: stored };
+    return { metas: this.#append(inputs, stored, folds, plan), patches: stored };
   }
 
   /**
@@ -284,13 +284,13 @@ export class Journal {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs, plan.floor);
     const patches = inputs.map((i) => i.ops);
-    const trees = foldAll(this.#tree, patches);
-    const last = trees[trees.length - 1] as Tree;
+    const folds = foldAll(this.#tree, patches);
+    const last = (folds[folds.length - 1] as Fold).tree;
     const first = patches[0]?.[0];
     const floored = first !== undefined && first[0] === "set" && first[1] === 0;
     if (last.hwm > plan.end || (plan.floor === undefined ? this.#end === undefined : !floored))
       throw new EngineError("bad-input", `the patches mint ids outside the range planned for them (up to ${plan.end})`);
-    return { metas: this.#append(inputs, patches, trees, plan), patches };
+    return { metas: this.#append(inputs, patches, folds, plan), patches };
   }
 
   /**
@@ -358,8 +358,8 @@ export class Journal {
     }
   }
 
-  /** Appends validated patches (`trees[i]` is the tree after `patches[i]`) and makes them live. */
-  #append(inputs: readonly CommitInput[], patches: readonly (readonly Op[])[], trees: readonly Tree[], plan: IdPlan): EventMeta[] {
+  /** Appends validated patches (`folds[i]` is the tree after `patches[i]` and its effect) and makes them live. */
+  #append(inputs: readonly CommitInput[], patches: readonly (readonly Op[])[], folds: readonly Fold[], plan: IdPlan): EventMeta[] {
     const metas = this.store.append(
       this.session,
       this.branch,
@@ -381,13 +381,14 @@ export class Journal {
     }
     for (let i = 0; i < metas.length; i++) {
       const meta = metas[i] as EventMeta;
-      const tree = trees[i] as Tree;
+      const { tree, effect } = folds[i] as Fold;
       const before = this.#tree;
-      this.#texts.recordPatch(meta.id, before, patches[i] as readonly Op[], tree);
-      this.#live = updateLifecycle(this.#live, tree, before.hwm, patches[i] as readonly Op[]);
+      // What the patch did, as the dom reported it when folding: O(patch), never a walk of the tree.
+      this.#texts.recordPatch(meta.id, effect, tree);
+      this.#live = updateLifecycle(this.#live, tree, effect);
       this.#liveView = undefined;
       // A tag index built by queries on the head follows it (DOM-33): O(patch), not O(tree).
-      advanceIndex(before, tree, patches[i] as readonly Op[]);
+      advanceIndex(before, tree, effect);
       this.#tree = tree;
       this.#head = meta;
       this.#maybeSnapshot();
@@ -461,21 +462,28 @@ function warnSnapshot(error: unknown, event: EventId): void {
   );
 }
 
+/** A patch folded: the tree after it and what it did. */
+interface Fold {
+  readonly tree: Tree;
+  readonly effect: PatchEffect;
+}
+
 /** The trees after each patch, folded with the one fold replay uses; errors say which patch. */
-function foldAll(base: Tree, patches: readonly (readonly Op[])[]): Tree[] {
-  const trees: Tree[] = [];
+function foldAll(base: Tree, patches: readonly (readonly Op[])[]): Fold[] {
+  const folds: Fold[] = [];
   let tree = base;
   for (let i = 0; i < patches.length; i++) {
+    let effect: PatchEffect | undefined;
     try {
-      tree = foldEvent(tree, { kind: "patch", ops: patches[i] as readonly Op[] }, 0);
+      tree = foldEvent(tree, { kind: "patch", ops: patches[i] as readonly Op[] }, 0, (e) => (effect = e));
     } catch (e) {
       if (!(e instanceof EngineError) || e.cause === undefined) throw e;
       const which = patches.length > 1 ? `patch ${i + 1} of ${patches.length}` : "the patch";
       throw new EngineError("bad-event", `${which} does not apply: ${(e.cause as Error).message}`, { cause: e.cause });
     }
-    trees.push(tree);
+    folds.push({ tree, effect: effect as PatchEffect });
   }
-  return trees;
+  return folds;
 }
 
 /**
@@ -505,6 +513,9 @@ export function checkInputs(inputs: readonly CommitInput[], floor?: number): voi
   }
 }
 
+/** The dom's id mapping (DOM-40), re-exported for the session's literal ops. */
+export { shiftMinted } from "@strata/dom";
+
 /** The tree with its high-water mark raised to `floor` (where a new range starts). */
 export function raiseTo(tree: Tree, floor: number): Tree {
   return floor > tree.hwm ? applyPatch(tree, [["set", 0, "hwm", String(floor)]]) : tree;
@@ -518,26 +529,4 @@ export function raiseTo(tree: Tree, floor: number): Tree {
 export function withIdFloor(patches: readonly (readonly Op[])[], hwmBefore: number, floor: number): (readonly Op[])[] {
   const moved = patches.map((ops) => shiftMinted(ops, hwmBefore, floor - hwmBefore));
   return moved.map((ops, i) => (i === 0 ? [["set", 0, "hwm", String(floor)] as Op, ...ops] : ops));
-}
-
-/** `ops` with every id above `hwmBefore` (an id the same patch mints) moved up by `delta`. */
-export function shiftMinted(ops: readonly Op[], hwmBefore: number, delta: number): Op[] {
-  if (delta === 0) return [...ops];
-  const shift = <T extends number | null>(id: T): T => (id !== null && id > hwmBefore ? ((id + delta) as T) : id);
-  return ops.map((op): Op => {
-    switch (op[0]) {
-      case "ins":
-        return ["ins", shift(op[1]), shift(op[2]), op[3]];
-      case "mv":
-        return ["mv", shift(op[1]), shift(op[2]), shift(op[3])];
-      case "set":
-        return op[1] === 0 ? op : ["set", shift(op[1]), op[2], op[3]];
-      case "rm":
-        return ["rm", shift(op[1])];
-      case "text":
-        return ["text", shift(op[1]), op[2]];
-      default:
-        return ["append", shift(op[1]), op[2]];
-    }
-  });
 }

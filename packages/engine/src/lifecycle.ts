@@ -5,10 +5,10 @@
  * registers rewind, fork or resume hooks of its own.
  *
  * Finding those elements must not read a whole tree (a target is loaded lazily): every version
- * comes with the set of its lifecycle-bearing ids, kept up to date per patch (only elements a
- * patch touches can change membership) and stored in snapshot headers.
+ * comes with the set of its lifecycle-bearing ids, kept up to date per patch from what the patch
+ * did (only elements a patch touches can change membership) and stored in snapshot headers.
  */
-import { type Attrs, type Element, type NodeSpec, type Op, type Tree, walkTree } from "@strata/dom";
+import { type Attrs, type Element, eachInserted, type PatchEffect, type Tree, walkTree } from "@strata/dom";
 
 const OPEN_CALL = new Set(["arguments", "pending", "running"]);
 const ENDED = new Set(["done", "failed", "cancelled", "exited"]);
@@ -33,44 +33,37 @@ export function scanLifecycle(tree: Tree): Set<number> {
 }
 
 /**
- * Updates `live` in place to the lifecycle set after `ops` (applied to a tree with high-water mark
- * `hwmBefore`, giving `after`): only touched elements can enter or leave it, and only a removal can
- * take an untouched one away. Costs the size of the patch (plus the set, when the patch removes).
+ * Updates `live` in place to the lifecycle set of `after`, which a patch with effect `effect` made
+ * (the dom reports it: `applyPatch`'s `onEffect`). Only elements the patch inserted or wrote
+ * attributes of can enter or leave the set, and only a removal can take an untouched one away.
+ * Costs the size of the effect: no walk of the tree.
  */
-export function updateLifecycle(live: Set<number>, after: Tree, hwmBefore: number, ops: readonly Op[]): Set<number> {
-  let removes = false;
-  let hwm = hwmBefore;
+export function updateLifecycle(live: Set<number>, after: Tree, effect: PatchEffect): Set<number> {
   const check = (id: number): void => {
     const r = after.rec(id);
     if (r !== undefined && isLifecycle(r.tag, r.attrs)) live.add(id);
     else live.delete(id);
   };
-  for (const op of ops) {
-    switch (op[0]) {
-      case "ins": {
-        const stack: NodeSpec[] = [op[3]];
-        let i = 0;
-        while (stack.length > 0) {
-          const s = stack.pop() as NodeSpec;
-          check(s.id ?? hwm + 1 + i++);
-          if (s.children !== undefined) for (let c = s.children.length - 1; c >= 0; c--) stack.push(s.children[c] as NodeSpec);
-        }
-        if (op[3].id === undefined) hwm += i;
+  for (const c of effect.changes)
+    switch (c.type) {
+      case "insert":
+        eachInserted(c, check);
         break;
+      case "attr":
+        check(c.id);
+        break;
+      case "remove":
+        // Against `after`: a later op of the patch may have brought an element back (restore form).
+        for (const id of c.ids) if (live.has(id) && !after.has(id)) live.delete(id);
+        break;
+      case "text":
+      case "move":
+        break; // membership depends on tag and attributes only
+      default: {
+        const never: never = c;
+        throw new Error(`unknown change ${(never as { type: string }).type}`);
       }
-      case "set":
-        if (op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
-        else check(op[1]);
-        break;
-      case "rm":
-        removes = true;
-        break;
-      default:
-        break; // mv, text and append do not change membership
     }
-  }
-  // A removal takes its whole subtree away: drop members that are gone.
-  if (removes) for (const id of live) if (!after.has(id)) live.delete(id);
   return live;
 }
 

@@ -1,8 +1,8 @@
 /**
- * State at any event (EN-4 … EN-7): the nearest snapshot on the event's chain, then at most the
+ * State at any event (EN-4 … EN-6): the nearest snapshot on the event's chain, then at most the
  * events after it, folded with the same `foldEvent` the live session uses (L1, L2).
  */
-import type { Op, Tree } from "@strata/dom";
+import type { Op, PatchEffect, Tree } from "@strata/dom";
 import type { EventId, Store, StoredEvent } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
@@ -59,11 +59,11 @@ export function materializeVersion(
   const snapshotDepth = depth;
   let done = 0;
   const one = (e: StoredEvent, decoded: DecodedEvent): void => {
-    const before = tree;
-    tree = foldEvent(tree, decoded, e.id);
-    if (decoded.kind === "patch" && before !== undefined) {
-      texts.recordPatch(e.id, before, decoded.ops, tree);
-      live = updateLifecycle(live as Set<number>, tree, before.hwm, decoded.ops);
+    let effect: PatchEffect | undefined;
+    tree = foldEvent(tree, decoded, e.id, (fx) => (effect = fx));
+    if (effect !== undefined) {
+      texts.recordPatch(e.id, effect, tree);
+      live = updateLifecycle(live as Set<number>, tree, effect);
     } else live = scanLifecycle(tree);
     options.onEvent?.(tree, e.id, ++done, live as Set<number>);
     depth = e.depth;
@@ -84,14 +84,15 @@ export function materializeVersion(
     const ops: Op[] = [];
     for (const e of events) for (const op of e.ops) ops.push(op);
     let after: Tree;
+    let effect: PatchEffect | undefined;
     try {
-      after = foldEvent(base, { kind: "patch", ops, checked: true }, (batch[batch.length - 1] as StoredEvent).id);
+      after = foldEvent(base, { kind: "patch", ops, checked: true }, (batch[batch.length - 1] as StoredEvent).id, (fx) => (effect = fx));
     } catch {
       for (let i = 0; i < batch.length; i++) one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
       continue;
     }
-    texts.recordEvents(events, base, after);
-    live = updateLifecycle(live as Set<number>, after, base.hwm, ops);
+    texts.recordEvents(events, effect as PatchEffect, after);
+    live = updateLifecycle(live as Set<number>, after, effect as PatchEffect);
     tree = after;
     done += batch.length;
     depth = (batch[batch.length - 1] as StoredEvent).depth;

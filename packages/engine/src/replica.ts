@@ -34,7 +34,7 @@ export class Replica {
   /** The durable tree (what the host's log says); throws before the first snapshot frame. */
   get tree(): Tree {
     this.#fold();
-    if (this.#tree === undefined) throw new EngineError("not-found", "the replica has not received a snapshot frame yet");
+    if (this.#tree === undefined) throw new EngineError("not-ready", "the replica has not received a snapshot frame yet");
     return this.#tree;
   }
 
@@ -73,7 +73,8 @@ export class Replica {
         this.#ended = undefined;
         return;
       case "event":
-        if (this.#tree === undefined) throw new EngineError("not-found", `event ${frame.id} arrived before a snapshot frame`);
+        if (this.#tree === undefined)
+          throw new EngineError("not-ready", `event ${frame.id} arrived before a snapshot frame: a replica starts from a snapshot`);
         for (const op of frame.ops) if (op[0] === "append") this.#settle(op[1], op[2]);
         this.#queue.push({ id: frame.id, ops: frame.ops });
         this.#queuedOps += frame.ops.length;

@@ -113,7 +113,8 @@ export class Session implements StreamHost, SubscriptionSource {
   /** Marks an object whose writes were rolled back as closed, without writing anything. */
   #discard(): void {
     this.#closed = true;
-    for (const s of [...this.#streams.values()]) s.abort(new EngineError("not-found", "the session's creation was rolled back"));
+    for (const s of [...this.#streams.values()])
+      s.abort(new EngineError("stream-ended", "the stream ended: the session's creation was rolled back"));
     for (const s of [...this.#subscribers]) s.close();
   }
 
@@ -264,7 +265,7 @@ export class Session implements StreamHost, SubscriptionSource {
       if (r !== undefined && r.first === 0) continue;
       s.abort(
         new EngineError(
-          "not-found",
+          "stream-ended",
           `the stream into element ${s.element} ended: event ${meta.id} ${r === undefined ? "removed the element" : "gave it child elements"}`,
         ),
       );
@@ -376,7 +377,7 @@ export class Session implements StreamHost, SubscriptionSource {
     const before = { tree: this.#journal.tree, live: this.#journal.live };
     move();
     for (const s of [...this.#streams.values()])
-      s.abort(new EngineError("not-found", `the stream into element ${s.element} ended: the session moved to another line of history`));
+      s.abort(new EngineError("stream-ended", `the stream into element ${s.element} ended: the session moved to another line of history`));
     const old = this.#journal;
     if (branch !== old.branch && this.options.lease !== undefined) {
       // The lease fences the branch it was taken on: on another branch this object writes unfenced.
@@ -505,7 +506,7 @@ export class Session implements StreamHost, SubscriptionSource {
     if (this.#closed) return;
     this.#flushForCommit();
     for (const s of [...this.#streams.values()])
-      s.abort(new EngineError("not-found", `the stream into element ${s.element} ended: its session was closed`));
+      s.abort(new EngineError("stream-ended", `the stream into element ${s.element} ended: its session was closed`));
     if (options.reason !== undefined) {
       const reason = options.reason;
       this.commit(
@@ -523,7 +524,7 @@ export class Session implements StreamHost, SubscriptionSource {
   }
 
   #open(): void {
-    if (this.#closed) throw new EngineError("not-found", `session ${this.id} was closed in this process; open it again`);
+    if (this.#closed) throw new EngineError("closed", `session ${this.id} was closed in this process; open it again`);
     if (this.store.closed) throw new StoreError("closed", `the store of session ${this.id} was closed`);
   }
 

@@ -13,7 +13,7 @@
  * (L1: it holds no state of its own — a wrong or missing entry only means a text is stored as a
  * blob instead of a reference), filled as events are folded and as pages are loaded.
  */
-import { LazyPage, type NodeSpec, type Op, PAGE_SIZE, type Tree } from "@strata/dom";
+import { eachInserted, LazyPage, type Op, PAGE_SIZE, type PatchEffect, type Tree } from "@strata/dom";
 import type { EventId, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 
@@ -101,19 +101,73 @@ export class TextIndex {
   }
 
   /**
-   * Records where the texts set by `ops` (event `event`, applied to `before`, giving `after`) live
-   * in the log. With `after`, entries keep the very string the tree holds (comparing them is free).
+   * Records where the texts set by event `event` live in the log, from what its patch did
+   * (`effect`, reported by the dom as the patch was applied). With `after` (the tree the patch
+   * made), entries keep the very string the tree holds (comparing them is free).
    */
-  recordPatch(event: EventId, before: Tree, ops: readonly Op[], after?: Tree): void {
-    this.recordEvents([{ id: event, ops }], before, after);
+  recordPatch(event: EventId, effect: PatchEffect, after?: Tree): void {
+    this.#record([event], [0], effect, after);
   }
 
-  /** Like {@link recordPatch} for consecutive events folded together (`before` → `after`). */
-  recordEvents(events: readonly { readonly id: EventId; readonly ops: readonly Op[] }[], before: Tree, after?: Tree): void {
-    let hwm = before.hwm;
+  /**
+   * Like {@link recordPatch} for consecutive events folded as one patch (their ops concatenated,
+   * in order): `effect` is that patch's, and each event's ops say which of its ops are whose.
+   */
+  recordEvents(events: readonly { readonly id: EventId; readonly ops: readonly Op[] }[], effect: PatchEffect, after?: Tree): void {
+    const ids: EventId[] = [];
+    const starts: number[] = [];
+    let start = 0;
+    for (const e of events) {
+      ids.push(e.id);
+      starts.push(start);
+      start += e.ops.length;
+    }
+    this.#record(ids, starts, effect, after);
+  }
+
+  /**
+   * Records the changes of `effect`, whose ops are those of events `events` (event `j`'s first op
+   * is op `starts[j]` of the patch). `created` holds texts without a source set earlier in the batch.
+   */
+  #record(events: readonly EventId[], starts: readonly number[], effect: PatchEffect, after: Tree | undefined): void {
     const created = new Map<number, string>();
     const touched: number[] = [];
-    for (const { id: event, ops } of events) hwm = this.#record(event, ops, before, hwm, created, touched);
+    let j = 0;
+    for (const c of effect.changes) {
+      while (j + 1 < starts.length && c.op >= (starts[j + 1] as number)) j++;
+      const event = events[j] as EventId;
+      const k = c.op - (starts[j] as number);
+      switch (c.type) {
+        case "insert":
+          // Node `i` of the spec of op `k` (pre-order, as the tree mints ids: DOM-2).
+          eachInserted(c, (id, node, i) => {
+            const text = node.text ?? "";
+            if (text.length >= TEXT_REF_MIN) this.#entries.set(id, { text, parts: [["e", event, k, i]] });
+            else {
+              this.#entries.delete(id);
+              created.set(id, text);
+            }
+          });
+          break;
+        case "text":
+          if (c.mode === "set") this.#set(c.id, c.after, event, k, created, touched);
+          else this.#append(c.id, c.before, c.after, event, k, created, touched);
+          break;
+        case "remove":
+          for (const id of c.ids) {
+            this.#entries.delete(id);
+            created.delete(id);
+          }
+          break;
+        case "attr":
+        case "move":
+          break;
+        default: {
+          const never: never = c;
+          throw new Error(`unknown change ${(never as { type: string }).type}`);
+        }
+      }
+    }
     if (after !== undefined)
       for (const id of touched) {
         const e = this.#entries.get(id);
@@ -123,75 +177,33 @@ export class TextIndex {
       }
   }
 
-  /** Records one event's ops; `created` holds texts without a source set earlier in the batch. Returns the mark after. */
-  #record(event: EventId, ops: readonly Op[], before: Tree, hwmBefore: number, created: Map<number, string>, touched: number[]): number {
-    let hwm = hwmBefore;
-    for (let k = 0; k < ops.length; k++) {
-      const op = ops[k] as Op;
-      switch (op[0]) {
-        case "ins": {
-          // Pre-order, as the tree mints ids (DOM-2).
-          const stack: NodeSpec[] = [op[3]];
-          let i = 0;
-          while (stack.length > 0) {
-            const s = stack.pop() as NodeSpec;
-            const id = s.id ?? hwm + 1 + i;
-            const text = s.text ?? "";
-            if (text.length >= TEXT_REF_MIN) this.#entries.set(id, { text, parts: [["e", event, k, i]] });
-            else {
-              this.#entries.delete(id);
-              created.set(id, text);
-            }
-            i++;
-            const kids = s.children;
-            if (kids !== undefined) for (let c = kids.length - 1; c >= 0; c--) stack.push(kids[c] as NodeSpec);
-          }
-          if (op[3].id === undefined) hwm += i;
-          break;
-        }
-        case "text":
-          this.#entries.delete(op[1]);
-          if (op[2].length >= TEXT_REF_MIN) {
-            this.#entries.set(op[1], { text: op[2], parts: [["e", event, k, -1]] });
-            touched.push(op[1]);
-          } else created.set(op[1], op[2]);
-          break;
-        case "append": {
-          const id = op[1];
-          const old = created.get(id) ?? this.#entries.get(id)?.text ?? before.rec(id)?.text;
-          // Read after the page load above: loading a page records the sources of its texts.
-          const prev = created.has(id) ? undefined : this.#entries.get(id);
-          this.#entries.delete(id);
-          if (old === undefined) break;
-          const text = old + op[2];
-          if (text.length < TEXT_REF_MIN) {
-            created.set(id, text);
-            break;
-          }
-          // The new text is the old one's parts followed by this chunk's reference.
-          let parts: readonly Part[];
-          if (prev !== undefined && prev.text.length === old.length) parts = prev.parts;
-          else if (old === "") parts = [];
-          else if (old.length < TEXT_REF_MIN) parts = [old];
-          else parts = [{ kind: "blob", text: old }];
-          if (op[2] !== "") parts = pushPart(parts, ["e", event, k, -1]);
-          this.#entries.set(id, { text, parts });
-          created.delete(id);
-          touched.push(id);
-          break;
-        }
-        case "rm":
-          this.#entries.delete(op[1]);
-          created.delete(op[1]);
-          break;
-        case "set":
-          if (op[1] === 0) hwm = Math.max(hwm, Number(op[3]));
-          break;
-        case "mv":
-          break;
-      }
+  /** A `text` op of op `k` of `event` set the text of `id` to `text`. */
+  #set(id: number, text: string, event: EventId, k: number, created: Map<number, string>, touched: number[]): void {
+    this.#entries.delete(id);
+    if (text.length >= TEXT_REF_MIN) {
+      this.#entries.set(id, { text, parts: [["e", event, k, -1]] });
+      touched.push(id);
+    } else created.set(id, text);
+  }
+
+  /** An `append` op (op `k` of `event`) made the text of `id` `text` from `old`. */
+  #append(id: number, old: string, text: string, event: EventId, k: number, created: Map<number, string>, touched: number[]): void {
+    const prev = created.has(id) ? undefined : this.#entries.get(id);
+    this.#entries.delete(id);
+    if (text.length < TEXT_REF_MIN) {
+      created.set(id, text);
+      return;
     }
-    return hwm;
+    // The new text is the old one's parts followed by this chunk's reference.
+    let parts: readonly Part[];
+    if (prev !== undefined && prev.text.length === old.length) parts = prev.parts;
+    else if (old === "") parts = [];
+    else if (old.length < TEXT_REF_MIN) parts = [old];
+    else parts = [{ kind: "blob", text: old }];
+    if (text.length > old.length) parts = pushPart(parts, ["e", event, k, -1]);
+    this.#entries.set(id, { text, parts });
+    created.delete(id);
+    touched.push(id);
   }
 
   /** Records the source of a text read from a stored page. */

@@ -8,9 +8,9 @@
  * those named by every branch head's tree. Problems are reported, never thrown. Everything runs inside the one read transaction of
  * `verifyStore`, so the hooks see the same state as the store's own checks.
  */
-import { encodePage, LazyPage, type Page } from "@strata/dom";
+import { attrsWritten, encodePage, LazyPage, type Page } from "@strata/dom";
 import type { EventMeta, SessionId, SnapshotRecord, Store, VerifyFinding, VerifyHooks, VerifyReport } from "@strata/store";
-import { specHashes, treeBlobRefs } from "./blob-refs.ts";
+import { isBlobRef, treeBlobRefs } from "./blob-refs.ts";
 import { decodeEvent } from "./events.ts";
 import { scanLifecycle } from "./lifecycle.ts";
 import { materializeVersion } from "./materialize.ts";
@@ -35,8 +35,12 @@ export function verifyHooks(store: Store, progress?: (done: number, total: numbe
         const decoded = decodeEvent(event);
         if (decoded.kind !== "patch") return undefined;
         const missing: string[] = [];
+        // Inserted elements (the op carries their tag) whose attributes name a blob (EN-33).
         for (const op of decoded.ops)
-          if (op[0] === "ins") specHashes(op[3], (hash, ref) => void (ref && !store.hasBlob(hash) && missing.push(hash)));
+          attrsWritten(
+            op,
+            (tag, attr, value) => void (tag !== undefined && isBlobRef(tag, attr, value) && !store.hasBlob(value) && missing.push(value)),
+          );
         return missing.length === 0
           ? undefined
           : `it inserts elements that refer to blob${missing.length > 1 ? "s" : ""} ${missing.map((h) => h.slice(0, 12)).join(", ")}, which the file does not hold`;

@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nodeId } from "@strata/dom";
+import { type NodeSpec, nodeId } from "@strata/dom";
 import { openStore, type SessionId, type Store } from "@strata/store";
-import { recordInputs, Session } from "../src/index.ts";
+import { Session } from "../src/index.ts";
 
 const dirs: string[] = [];
 export function tempDir(): string {
@@ -33,13 +33,54 @@ export const NOT_A_BLOB = "f".repeat(64);
  * A session with recorded inputs (templates, context, a tool roster: blobs), a long text, more than
  * one snapshot interval of events, a fork with its own events and a rewind (a kept branch).
  */
+/**
+ * Recorded inputs as `@strata/agent` writes them (the session core does not know the agent): a
+ * `<config>` in `<meta>` whose template, context file and tool name blobs (EN-33's `BLOB_REFS`).
+ */
+function recordConfig(s: Session, store: Store, system: string): void {
+  const blob = (text: string) => ({ hash: store.putBlob(text), chars: String(text.length) });
+  const config: NodeSpec = {
+    tag: "config",
+    children: [
+      { tag: "templates", children: [{ tag: "template", attrs: { name: "system", ...blob(system) } }] },
+      { tag: "context", children: [{ tag: "file", attrs: { path: "AGENTS.md", ...blob("Be brief.\n") } }] },
+      {
+        tag: "tools",
+        children: [
+          {
+            tag: "tool",
+            attrs: {
+              name: "read_file",
+              version: "1",
+              replay: "safe",
+              "completes-run": "false",
+              description: store.putBlob("Reads a file."),
+              schema: store.putBlob('{"type":"object"}'),
+            },
+          },
+        ],
+      },
+    ],
+  };
+  s.commit([["ins", nodeId(2), null, config]], { label: "inputs.record" });
+}
+
+/** A changed template, as a later run records it: `set` ops naming the new blob. */
+function updateTemplate(s: Session, store: Store, system: string): void {
+  const template = nodeId(s.selectOne("config template")?.id as number);
+  const { hash, chars } = { hash: store.putBlob(system), chars: String(system.length) };
+  s.commit(
+    [
+      ["set", template, "hash", hash],
+      ["set", template, "chars", chars],
+    ],
+    { label: "inputs.update" },
+  );
+}
+
 export function richSession(store: Store): SessionId {
   const s = Session.create(store, { title: "rich", metadata: { purpose: "bundle tests", nested: { n: 1 } } });
-  recordInputs(s, {
-    templates: { system: "You are a careful assistant. {{ count(select('todo item')) }} items." },
-    context: { "AGENTS.md": "Be brief.\n" },
-    tools: [{ name: "read_file", description: "Reads a file.", parameters: { type: "object" }, replayPolicy: "safe" }],
-  });
+  recordConfig(s, store, "You are a careful assistant. {{ count(select('todo item')) }} items.");
   s.commit([["ins", nodeId(2), null, { tag: "todo" }]], { label: "todo.init" });
   const todo = s.selectOne("todo")?.id as number;
   const fork = s.commit([["ins", nodeId(3), null, { tag: "note", text: "long ".repeat(60) }]], { label: "note", by: "e1" });
@@ -48,7 +89,7 @@ export function richSession(store: Store): SessionId {
       label: "todo.add",
     });
   // the template changes: a `set` op names the new blob (its element's tag is in the tree)
-  recordInputs(s, { templates: { system: "You are a careful assistant, version 2." } });
+  updateTemplate(s, store, "You are a careful assistant, version 2.");
   // a request record (PR-15): `system`, `tools`, `settings` name blobs, `hash` and `chain` do not
   s.commit(
     [

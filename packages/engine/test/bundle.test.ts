@@ -15,13 +15,12 @@ import {
   decodeBundle,
   exportBundle,
   importBundle,
-  isBlobRef,
   materialize,
   parseBundle,
   Session,
-  treeBlobRefs,
   verifyStore,
 } from "../src/index.ts";
+import { isBlobRef, treeBlobRefs } from "../src/internal.ts";
 import { cleanup, fileStore, NOT_A_BLOB, richSession, sha } from "./bundle-kit.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests damage bundles field by field

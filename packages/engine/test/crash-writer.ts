@@ -27,7 +27,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyPatch, type Element, type NodeId, type NodeSpec, nodeId, type Op, type Tree, toSnapshot } from "@strata/dom";
-import { type CommitInput, Journal, materialize, verifyStore } from "@strata/engine";
+import { materialize, verifyStore } from "@strata/engine";
+import { type CommitInput, Journal } from "@strata/engine/internal";
 import { type EventId, type EventMeta, eventId, openStore, type SessionId, SqliteStore, type Store, sessionId } from "@strata/store";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));

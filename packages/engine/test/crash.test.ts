@@ -1,5 +1,5 @@
 /**
- * Crash safety: a writer process is SIGKILLed at random moments while it commits (single and group
+ * Crash safety (ST-19, L1): a writer process is SIGKILLed at random moments while it commits (single and group
  * commits, snapshots every 16 events, forks and rewinds); after each kill the database opens,
  * `verify` is clean, every printed id is present, no group or payload is partial, the heads are at
  * committed events, and `Journal.open` equals the replay from genesis. The harness is in
@@ -10,7 +10,7 @@ import { runCrashTrials } from "./crash-writer.ts";
 
 const TRIALS = Number(process.env.STRATA_CRASH_TRIALS ?? "50");
 
-describe("crash safety (SIGKILL)", () => {
+describe("ST-19 crash safety (SIGKILL)", () => {
   it(`survives ${TRIALS} kills at random moments`, async () => {
     const summary = await runCrashTrials({ trials: TRIALS, freshEvery: 10 });
     const context = `seed ${summary.seed}, ${JSON.stringify(summary.failures, null, 1)}`;

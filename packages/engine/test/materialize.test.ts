@@ -1,12 +1,13 @@
 /**
- * EN-4 … EN-16: materialize = nearest snapshot + tail, equal to replay from genesis and to the live
+ * EN-4, EN-5, EN-10, EN-12, EN-14, EN-16: materialize = nearest snapshot + tail, equal to replay from genesis and to the live
  * tree at every event, on every branch; long texts stored once; verify judges snapshots.
  */
 import { nodeId, type Op, type Tree, toSnapshot } from "@strata/dom";
 import { type EventId, openStore, type SqliteStore, type Store } from "@strata/store";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Journal, loadSnapshot, materialize, TEXT_REF_MIN, TextIndex, verifyStore } from "../src/index.ts";
+import { materialize, verifyStore } from "../src/index.ts";
+import { Journal, loadSnapshot, TEXT_REF_MIN, TextIndex } from "../src/internal.ts";
 
 const n = nodeId;
 const lastChild = (t: Tree, id: number) => {
@@ -67,7 +68,7 @@ describe("EN-4 materialize", () => {
     }
   });
 
-  it("applies at most K events after the nearest snapshot", () => {
+  it("EN-5 applies at most K events after the nearest snapshot", () => {
     const store = openStore(":memory:");
     const { journal } = Journal.create(store, {}, { snapshotEvery: 10 });
     for (let i = 0; i < 30; i++) step(journal, i);
@@ -77,7 +78,7 @@ describe("EN-4 materialize", () => {
     expect(folded).toBeGreaterThanOrEqual(0);
   });
 
-  it("reopening a branch gives the same bytes as the writer's live tree (L1), and continues from there", () => {
+  it("EN-14 reopening a branch gives the same bytes as the writer's live tree (L1), and continues from there", () => {
     const { store, path } = (() => {
       const path = `/tmp/strata-engine-${process.pid}-${Date.now()}.db`;
       return { store: openStore(path), path };

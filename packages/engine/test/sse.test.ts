@@ -17,6 +17,7 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeSse, decodeSseMessage, decodeSseStream, encodeSse, type Frame, Replica, Session, SseDecoder } from "../src/index.ts";
+import { Journal } from "../src/internal.ts";
 
 const RUNS = Number(process.env.STRATA_FC_RUNS ?? 150);
 const SEED = process.env.STRATA_FC_SEED === undefined ? 0x5e5 : Number(process.env.STRATA_FC_SEED);
@@ -321,5 +322,29 @@ describe("EN-24 a subscription that cannot read the log from its cursor ends wit
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("EN-25 SSE keep-alives and line breaks", () => {
+  const frame: Frame = { type: "event", id: 9 as EventId, label: "x", by: null, ops: [] };
+
+  it("skips blocks without data and ignores comment lines that are not directly above event:", () => {
+    const wire = encodeSse(frame);
+    expect(decodeSse(`: keep-alive\n\n${wire}:\n\n`)).toEqual([frame]);
+    expect(decodeSse(`: ping\n${wire}`)).toEqual([frame]);
+    const unlabeled: Frame = { type: "event", id: 8 as EventId, label: null, by: null, ops: [] };
+    expect(decodeSse(encodeSse(unlabeled).replace("id:", ": ping\nid:"))).toEqual([unlabeled]);
+    const leading: Frame = { type: "event", id: 7 as EventId, label: " leading", by: "", ops: [] };
+    expect(decodeSse(encodeSse(leading))).toEqual([leading]);
+  });
+
+  it("a label or by with a line break is rejected at commit, and cannot be framed", () => {
+    const store = openStore(":memory:");
+    const s = Session.create(store);
+    expect(() => s.commit([["ins", BODY, null, { tag: "a" }]], { label: "tool.call\nsecond" })).toThrow(/one line of text/);
+    expect(() => s.commit([["ins", BODY, null, { tag: "a" }]], { by: "e41\r" })).toThrow(/one line of text/);
+    expect(() => Journal.open(store, s.id).commit({ ops: [], label: "a\nb" })).toThrow(/one line of text/);
+    expect(s.log()).toHaveLength(1);
+    expect(() => encodeSse({ ...frame, label: "a\nb" })).toThrow(/line break/);
   });
 });

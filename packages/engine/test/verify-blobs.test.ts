@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { nodeId } from "@strata/dom";
 import { openStore } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { readInputs, recordInputs, Session, verifyStore } from "../src/index.ts";
+import { Session, verifyStore } from "../src/index.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -40,10 +41,13 @@ describe("EN-33 verify finds blobs the session refers to and the file lacks", ()
     const path = dbPath();
     const store = openStore(path, { create: true });
     const s = Session.create(store, { title: "t" });
-    recordInputs(s, { templates: { system: "first {{ 1 }}" } });
-    const first = readInputs(s.durableTree).templates.get("system") as string;
-    recordInputs(s, { templates: { system: "second {{ 2 }}" } });
-    const second = readInputs(s.durableTree).templates.get("system") as string;
+    // A template as @strata/agent records it (inserted), then as a later run updates it (`set`).
+    const first = store.putBlob("first {{ 1 }}");
+    s.commit([["ins", nodeId(2), null, { tag: "config", children: [{ tag: "template", attrs: { name: "system", hash: first } }] }]], {
+      label: "inputs.record",
+    });
+    const second = store.putBlob("second {{ 2 }}");
+    s.commit([["set", nodeId(s.selectOne("template")?.id as number), "hash", second]], { label: "inputs.update" });
     expect(first).not.toBe(second);
     expect(verifyStore(store).ok).toBe(true);
     store.close();

@@ -2,7 +2,7 @@
  * Picks a model client from a short spec, as the CLI and the config take it (MO-6, MO-16):
  * `scripted:<path-to-script.json>` or `openai:<model-name>` (base URL and key from the environment).
  */
-import type { Model } from "@strata/engine";
+import type { Model } from "@strata/agent/model";
 import { type CreateModelOptions, resolveModelSpec } from "./check.ts";
 import { OpenAICompatibleModel } from "./openai.ts";
 import { ScriptedModel } from "./scripted.ts";

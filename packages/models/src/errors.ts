@@ -5,7 +5,7 @@
  * error as `CODE address:port`, dug out of fetch's `cause` chain (including `AggregateError`, which
  * Node uses when every address of a host refused).
  */
-import { ModelError, type ModelErrorKind } from "@strata/engine";
+import { ModelError, type ModelErrorKind } from "@strata/agent/model";
 
 /** What an error body says, whichever of the common shapes it has. */
 export interface ErrorInfo {

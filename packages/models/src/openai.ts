@@ -8,7 +8,7 @@
  * without a finish is a `network` error the session records and can resume from.
  */
 
-import { type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import { chatCompletionsUrl, type OpenAIConfig, parseBaseUrl } from "./config.ts";
 import { errorInfo, httpError, networkError, quote, reportedError } from "./errors.ts";
 import { ReplyDecoder } from "./reply.ts";

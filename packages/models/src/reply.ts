@@ -18,7 +18,7 @@
  * - usage from any chunk (the last one wins, also from `x_groq.usage`), reported once at the end.
  */
 import { randomUUID } from "node:crypto";
-import { ModelError, type ModelEvent } from "@strata/engine";
+import { ModelError, type ModelEvent } from "@strata/agent/model";
 
 interface CallState {
   /** Dense position, assigned when the function is named. */

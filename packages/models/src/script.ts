@@ -4,7 +4,7 @@
  * field's type and each reply's size, with errors naming the file, the turn and the limit.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { ModelErrorKind } from "@strata/engine";
+import type { ModelErrorKind } from "@strata/agent/model";
 
 /** One scripted tool call; `arguments` is written as the model would (an object is JSON-encoded). */
 export interface ScriptedCall {

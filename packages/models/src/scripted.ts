@@ -4,7 +4,7 @@
  * number of assistant messages already in the request, so a session resumed after a crash asks for
  * the same turn again and gets the same reply.
  */
-import { type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { type Model, ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import {
   callArguments,
   loadScript,

@@ -1,4 +1,4 @@
-import { ModelError } from "@strata/engine";
+import { ModelError } from "@strata/agent/model";
 
 /** One dispatched server-sent event. */
 export interface SseEvent {

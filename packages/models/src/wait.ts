@@ -1,4 +1,4 @@
-import { ModelError } from "@strata/engine";
+import { ModelError } from "@strata/agent/model";
 
 /** Waits `ms`, or rejects with a `cancelled` ModelError as soon as `signal` aborts. */
 export function wait(ms: number, signal: AbortSignal): Promise<void> {

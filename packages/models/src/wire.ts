@@ -3,7 +3,7 @@
  * (MO-18): reasoning models refuse the legacy `max_tokens` and want `max_completion_tokens`; some
  * servers refuse `stream_options`. Reasoning the model streamed is recorded but never sent back.
  */
-import type { ChatMessage, ModelRequest } from "@strata/engine";
+import type { ChatMessage, ModelRequest } from "@strata/agent/model";
 import type { ErrorInfo } from "./errors.ts";
 
 export interface WireOptions {

@@ -1,5 +1,5 @@
 /** The OpenAI-compatible client against a real local HTTP server that speaks the protocol (MO-7 … MO-14). */
-import { ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpenAICompatibleModel, toWireRequest } from "../src/index.ts";
 import { chunk, type FakeServer, startFake } from "./fake-openai.ts";
@@ -265,7 +265,8 @@ async function closedPort(): Promise<number> {
 describe("MO-11 with the agent loop", () => {
   it("a mid-stream disconnect leaves a recorded, resumable state", async () => {
     const { openStore } = await import("@strata/store");
-    const { Session, ToolRegistry, runAgent, renderPrompt } = await import("@strata/engine");
+    const { Session } = await import("@strata/engine");
+    const { ToolRegistry, runAgent, renderPrompt } = await import("@strata/agent");
     fake = await startFake([
       { kind: "drop", chunks: [chunk.text("Reading "), chunk.call(0, "call_1", "echo", '{"wo')] },
       { kind: "stream", chunks: [chunk.call(0, "call_2", "echo", '{"word":"hi"}'), chunk.finish("tool_calls"), chunk.usage(50, 5)] },

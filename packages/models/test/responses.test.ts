@@ -3,7 +3,7 @@
  * real local HTTP server: JSON instead of a stream, error objects in a 200, pages that are not the
  * API, unbounded bodies, redirects, refused parameters, and the OS errors behind a failed connect.
  */
-import { ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import { afterEach, describe, expect, it } from "vitest";
 import { networkError } from "../src/errors.ts";
 import { describeCause, OpenAICompatibleModel } from "../src/index.ts";

@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import { describe, expect, it } from "vitest";
 import { createModel, DEFAULT_SCRIPT_LIMITS, loadScript, type ModelScript, ScriptError, ScriptedModel } from "../src/index.ts";
 

@@ -1,5 +1,5 @@
 /** The event-stream reader (MO-15) on byte streams cut at every possible place. */
-import { ModelError } from "@strata/engine";
+import { ModelError } from "@strata/agent/model";
 import { describe, expect, it } from "vitest";
 import { readSse, type SseEvent } from "../src/index.ts";
 

@@ -9,7 +9,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ModelError, type ModelEvent, type ModelRequest } from "@strata/engine";
+import { ModelError, type ModelEvent, type ModelRequest } from "@strata/agent/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAICompatibleModel } from "../src/index.ts";
 import { type FakeServer, startFake } from "./fake-openai.ts";
@@ -94,7 +94,8 @@ describe("MO-19 recorded stream shapes decode to the expected events", () => {
 describe("MO-19 with the agent loop", () => {
   it("Mistral's content parts: the loop records the reasoning and the whole answer, and never sends the reasoning back", async () => {
     const { openStore } = await import("@strata/store");
-    const { Session, ToolRegistry, runAgent } = await import("@strata/engine");
+    const { Session } = await import("@strata/engine");
+    const { ToolRegistry, runAgent } = await import("@strata/agent");
     fake.replies = [
       { kind: "raw", body: body("content-parts-thinking.chunks.txt"), pieceBytes: 5 },
       { kind: "raw", body: body("placeholder-first-chunk.chunks.txt") },

@@ -1,8 +1,10 @@
 /**
- * Input checks shared by every public store method (ST-20): each throws a `StoreError` that says
- * what is wrong with which argument, before anything is written.
+ * The argument checks of the `Store` contract (ST-20), the same for every backend: each throws a
+ * `bad-input` StoreError that says what is wrong with which argument, before anything is written.
+ * `CheckedStore` (checked-store.ts) calls them on every method; they are cheap (`typeof`, integer
+ * and regex tests), so the append path pays no more than it did when each backend checked alone.
  */
-import { StoreError } from "./errors.ts";
+import { messageOf, StoreError } from "./errors.ts";
 import { isHash } from "./hash.ts";
 import { BRANCH_NAME } from "./ids.ts";
 
@@ -45,11 +47,12 @@ export function notFound(what: string): never {
   throw new StoreError("not-found", `${what} does not exist`);
 }
 
-export function checkBranchName(name: string): void {
+/** A name for a new branch (fork, keepAs): `BRANCH_NAME`. */
+export function checkBranchName(name: unknown): void {
   if (typeof name !== "string" || !BRANCH_NAME.test(name))
     throw new StoreError(
       "bad-input",
-      `branch name ${JSON.stringify(name)} is not allowed: use letters, digits, ".", "_", "/", "-" (no "@" or "~")`,
+      `branch name ${typeof name === "string" ? JSON.stringify(name) : show(name)} is not allowed: use letters, digits, ".", "_", "/", "-" (no "@" or "~"), at most 100`,
     );
 }
 
@@ -91,8 +94,17 @@ export function checkTitle(title: unknown, where: string): void {
 }
 
 export function checkMetadata(m: unknown, where: string): void {
-  if (m !== undefined && (typeof m !== "object" || m === null || Array.isArray(m)))
+  if (m === undefined) return;
+  if (typeof m !== "object" || m === null || Array.isArray(m))
     throw new StoreError("bad-input", `${where}: metadata must be a plain object (merged key by key), got ${show(m)}`);
+  try {
+    JSON.stringify(m);
+  } catch (e) {
+    throw new StoreError(
+      "bad-input",
+      `${where}: metadata cannot be stored as JSON (${messageOf(e)}); give plain values (no BigInt, no cycles); nothing was written`,
+    );
+  }
 }
 
 /** What every appended event must be, checked before any write on every path (ST-20). */
@@ -127,4 +139,63 @@ export function badTimestamp(ts: unknown, where: string): StoreError {
     "bad-input",
     `${where}: ts must be whole milliseconds since the epoch between 1970 and the end of year 9999 (0 … ${TS_MAX}), got ${show(ts)}; nothing was written`,
   );
+}
+
+/** A branch that must already exist is named by any string (unknown ones are `not-found`). */
+export function checkBranch(name: unknown, where: string): void {
+  if (typeof name !== "string") throw new StoreError("bad-input", `${where}: the branch must be a name, got ${show(name)}`);
+}
+
+export function checkFunction(fn: unknown, where: string, what: string): void {
+  if (typeof fn !== "function") throw new StoreError("bad-input", `${where} takes a function that ${what}, got ${show(fn)}`);
+}
+
+/** An argument that must be an object of options (`what` lists its fields), or undefined when `optional`. */
+export function checkOptions(o: unknown, where: string, what: string, optional = true): void {
+  if (optional && o === undefined) return;
+  if (typeof o !== "object" || o === null) throw new StoreError("bad-input", `${where} takes ${what}, got ${show(o)}`);
+}
+
+/** A snapshot page reference: a blob hash or null (ST-13). */
+export function checkPage(p: unknown, i: number): void {
+  if (p !== null && !isHash(p))
+    throw new StoreError(
+      "bad-input",
+      `putSnapshot: page ${i} is ${show(p)}, not a blob hash (64 lowercase hex characters returned by putBlob) or null; nothing was written`,
+    );
+}
+
+/** Longest `owner` text of a lease (ST-23). */
+export const OWNER_MAX = 4096;
+
+export function checkLeaseArgs(session: unknown, branch: unknown, where: string): void {
+  if (typeof session !== "string") throw new StoreError("bad-input", `${where}: expected a session id (a string), got ${show(session)}`);
+  if (typeof branch !== "string" || !BRANCH_NAME.test(branch))
+    throw new StoreError("bad-input", `${where}: expected a branch name, got ${show(branch)}`);
+}
+
+export function checkToken(token: unknown, where: string): void {
+  if (!Number.isSafeInteger(token) || (token as number) < 1)
+    throw new StoreError("bad-input", `${where}: expected a lease token (a positive integer from acquireLease), got ${show(token)}`);
+}
+
+export function checkOwner(owner: unknown, stale: unknown): void {
+  if (typeof owner !== "string" || owner === "" || owner.length > OWNER_MAX)
+    throw new StoreError(
+      "bad-input",
+      `acquireLease: the owner must be a non-empty string of at most ${OWNER_MAX} characters, got ${show(owner)}`,
+    );
+  checkText(owner, "the owner", "acquireLease");
+  if (stale !== undefined && typeof stale !== "function")
+    throw new StoreError("bad-input", `acquireLease: stale must be a function (holder) => boolean, got ${show(stale)}`);
+}
+
+/** `verify`'s hooks: an object whose members, when present, are functions. */
+export function checkHooks(hooks: unknown): void {
+  checkOptions(hooks, "verify", "{checkEvent?, checkSnapshot?, progress?} as hooks", false);
+  for (const name of ["checkEvent", "checkSnapshot", "progress"] as const) {
+    const f = (hooks as Record<string, unknown>)[name];
+    if (f !== undefined && typeof f !== "function")
+      throw new StoreError("bad-input", `verify: hooks.${name} must be a function, got ${show(f)}`);
+  }
 }

@@ -1,6 +1,9 @@
 /**
- * Store errors (ST-20). Every expected failure is a `StoreError` with a closed `code` and a message
- * that says what is wrong, where, and what to do; a second writer gets a `HeadConflict`.
+ * Store errors (ST-20), the same for every backend. Every expected failure is a `StoreError` with a
+ * closed `code` and a message that says what is wrong, where, and what to do; a second writer gets
+ * a `HeadConflict`, a fenced writer that lost its lease a `LeaseLost`. A backend maps its own
+ * failures (SQLite's: sqlite/errors.ts); {@link toStoreError} maps what is left, once, at the edge
+ * of every store call (checked-store.ts).
  */
 import type { EventId, LeaseInfo, SessionId } from "./types.ts";
 
@@ -29,12 +32,17 @@ export type StoreErrorCode =
   | "not-found"
   /** A branch name that is taken. */
   | "exists"
-  /** Malformed arguments (bad branch name, event of another session, …). */
+  /** Malformed arguments (bad branch name, event of another session, …): the caller's to fix. */
   | "bad-input"
-  /** The store was closed. */
+  /** The store was closed: a call after `close()`. */
   | "closed"
-  /** Any other I/O error SQLite reports. */
-  | "io";
+  /** Any other I/O error the backend reports. */
+  | "io"
+  /**
+   * A failure inside the store that is neither the caller's input nor the file's state nor I/O — a
+   * bug (a TypeError or RangeError from the store's own code or its driver): report it.
+   */
+  | "internal";
 
 export class StoreError extends Error {
   override readonly name: string = "StoreError";
@@ -90,96 +98,43 @@ export class LeaseLost extends StoreError {
   }
 }
 
-/** Maps a SQLite error to a StoreError with guidance; other errors pass through (see {@link toStoreError}). */
-export function fromSqlite(e: unknown, where: string): unknown {
-  if (e instanceof StoreError) return e;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code !== "string" || !code.startsWith("SQLITE_")) return e;
-  const msg = (e as Error).message;
-  if (code.startsWith("SQLITE_FULL"))
-    return new StoreError("disk-full", `${where}: the disk is full (${msg}); free space and retry — nothing was written`, { cause: e });
-  if (code.startsWith("SQLITE_READONLY"))
-    return new StoreError("read-only", `${where}: the database cannot be written (${msg}); check the file's and directory's permissions`, {
-      cause: e,
-    });
-  if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
-    // `verify` reports damage as findings; telling its caller to run it would be circular.
-    const todo = /verify/.test(where)
-      ? "restore the file from a backup copy"
-      : "run `strata verify` to list the damage, and restore the file from a backup copy";
-    return new StoreError("corrupt", `${where}: the database is damaged (${msg}); ${todo}`, { cause: e });
-  }
-  if (code.startsWith("SQLITE_CANTOPEN"))
-    return new StoreError(
-      "cannot-open",
-      `${where}: cannot open the database file (${msg}); check that the path and its directory exist and are accessible`,
-      {
-        cause: e,
-      },
-    );
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
-    return new StoreError("busy", `${where}: another process holds the database lock (${msg}); retry, or stop the other writer`, {
-      cause: e,
-    });
-  return new StoreError("io", `${where}: ${msg}`, { cause: e });
-}
+/** File-system error codes that mean "no space" and "cannot write", wherever they come from. */
+const NO_SPACE = new Set(["ENOSPC", "EDQUOT"]);
+const NO_WRITE = new Set(["EROFS", "EACCES", "EPERM"]);
 
 /**
- * Maps any error thrown inside a store call to a StoreError (ST-20): SQLite errors as in
- * {@link fromSqlite}; argument errors raised by the driver or Buffer (TypeError, RangeError) as
- * `bad-input`; anything else as `io`, keeping the original as `cause`.
+ * Maps any error thrown inside a store call to a StoreError (ST-20): a StoreError passes as it is;
+ * `backend` maps the backend's own errors (SQLite's codes); a file-system error is `disk-full`,
+ * `read-only` or `io`; anything else — a TypeError or RangeError of the store's own code or its
+ * driver, which the argument checks should have made impossible — is `internal` (a bug, not the
+ * caller's bad input), keeping the original as `cause`.
  */
-export function toStoreError(e: unknown, where: string): StoreError {
-  const mapped = fromSqlite(e, where);
+export function toStoreError(e: unknown, where: string, backend?: (e: unknown, where: string) => unknown): StoreError {
+  if (e instanceof StoreError) return e;
+  const mapped = backend?.(e, where);
   if (mapped instanceof StoreError) return mapped;
-  const msg = e instanceof Error ? e.message : String(e);
+  const msg = messageOf(e);
   const sys = (e as { code?: unknown } | null)?.code;
-  if (sys === "ENOSPC" || sys === "EDQUOT")
+  if (typeof sys === "string" && NO_SPACE.has(sys))
     return new StoreError("disk-full", `${where}: the disk is full (${msg}); free space and retry — nothing was written`, { cause: e });
-  if (sys === "EROFS" || sys === "EACCES" || sys === "EPERM")
+  if (typeof sys === "string" && NO_WRITE.has(sys))
     return new StoreError("read-only", `${where}: a file cannot be written (${msg}); check the file's and directory's permissions`, {
       cause: e,
     });
-  if (e instanceof TypeError || e instanceof RangeError)
-    return new StoreError(
-      "bad-input",
-      `${where}: an argument has the wrong type or shape (${msg}); check the call against the Store interface`,
-      {
-        cause: e,
-      },
-    );
-  return new StoreError("io", `${where}: unexpected failure (${msg}); nothing was written — please report this with the file`, {
-    cause: e,
-  });
+  if (typeof sys === "string" && /^E[A-Z]+$/.test(sys)) return new StoreError("io", `${where}: ${msg}`, { cause: e });
+  return new StoreError(
+    "internal",
+    `${where}: internal error in the store (${msg}); please report it with the call that failed — \`strata verify\` checks the file`,
+    { cause: e },
+  );
 }
 
-/** Maps a file-system error (stat, open, read of the database path) to a StoreError. */
-export function fromFs(e: unknown, path: string, doing: string): StoreError {
-  if (e instanceof StoreError) return e;
-  const code = (e as { code?: unknown }).code;
-  const msg = e instanceof Error ? e.message : String(e);
-  switch (code) {
-    case "EISDIR":
-      return new StoreError(
-        "cannot-open",
-        `${path} is a directory, not a database file; give the path of a file (e.g. ${path}/strata.db)`,
-        {
-          cause: e,
-        },
-      );
-    case "EACCES":
-    case "EPERM":
-      return new StoreError("cannot-open", `cannot ${doing} ${path}: permission denied; check the file's and its directory's permissions`, {
-        cause: e,
-      });
-    case "ENOTDIR":
-    case "ENOENT":
-      return new StoreError("cannot-open", `cannot ${doing} ${path}: a part of the path does not exist or is not a directory`, {
-        cause: e,
-      });
-    case "ENOSPC":
-      return new StoreError("disk-full", `cannot ${doing} ${path}: the disk is full; free space and retry`, { cause: e });
-    default:
-      return new StoreError("io", `cannot ${doing} ${path}: ${msg}`, { cause: e });
+/** The message of anything thrown, without throwing again (a value without `toString` included). */
+export function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  try {
+    return String(e);
+  } catch {
+    return typeof e;
   }
 }

@@ -1,19 +1,28 @@
 /**
- * @strata/store — the SQLite event log: sessions, events, branches with compare-and-swap heads,
- * forks and rewinds as pointer moves, snapshots as content-addressed pages, blobs. It stores
- * events, heads, snapshots and blobs as opaque data and imports no other strata package.
+ * @strata/store — the event log: sessions, events, branches with compare-and-swap heads, forks and
+ * rewinds as pointer moves, snapshots as content-addressed pages, blobs. It stores events, heads,
+ * snapshots and blobs as opaque data and imports no other strata package.
+ *
+ * Two parts (decision 0023): the `Store` contract, the same for every backend — its vocabulary,
+ * errors, argument checks (`checkedStore`) and formats — and the SQLite backend (`openStore`).
  */
+
+// ── the contract, for every backend ─────────────────────────────────────────────────────────
+export { CheckedStore, checkedStore, type ErrorMapping } from "./checked-store.ts";
 export { TS_MAX } from "./checks.ts";
 export { eventDigest } from "./digest.ts";
-export { fromSqlite, HeadConflict, LeaseLost, StoreError, type StoreErrorCode } from "./errors.ts";
+export { MAX_PAGES } from "./directory.ts";
+export { HeadConflict, LeaseLost, StoreError, type StoreErrorCode, toStoreError } from "./errors.ts";
 export { isHash, sha256 } from "./hash.ts";
 export { BRANCH_NAME, newSessionId } from "./ids.ts";
-export { QUICK_CHECK_LIMIT } from "./integrity.ts";
-export type { OpenOptions, StoreAccess } from "./open.ts";
-export { COPY_LIMIT } from "./read-only.ts";
-export { APPLICATION_ID, MIGRATIONS, type Migration, SCHEMA_VERSION } from "./schema.ts";
-export { openStore, SqliteStore, type StoreOptions } from "./sqlite-store.ts";
-export type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
+// ── the SQLite backend ──────────────────────────────────────────────────────────────────────
+export { fromSqlite } from "./sqlite/errors.ts";
+export { QUICK_CHECK_LIMIT } from "./sqlite/integrity.ts";
+export type { OpenOptions, StoreAccess } from "./sqlite/open.ts";
+export { COPY_LIMIT } from "./sqlite/read-only.ts";
+export { APPLICATION_ID, MIGRATIONS, type Migration, SCHEMA_VERSION } from "./sqlite/schema.ts";
+export { openStore, SqliteStore, type StoreOptions } from "./sqlite/sqlite-store.ts";
+export { type CreateSessionInput, STORE_METHODS, type Store, type StoreMethod, type VerifyHooks } from "./store.ts";
 export {
   type AppendOptions,
   type BranchInfo,

@@ -1,7 +1,10 @@
 /**
- * The interface the engine talks to (DESIGN §4). It is synchronous because the embedded backend is
- * (better-sqlite3); a networked backend implements the same calls over a worker thread (see
- * docs/decisions/0006). Every method either does all it says or throws and changes nothing.
+ * The interface the engine talks to (DESIGN §4), the port every backend implements (decision
+ * 0023). It is synchronous because the embedded backend is (better-sqlite3, decision 0007). Every
+ * method either does all it says or throws a `StoreError` and changes nothing. A backend
+ * implements it with its arguments already checked and wraps itself in `checkedStore`
+ * (checked-store.ts), which checks every argument and maps every error; the conformance suite
+ * (test/conformance/) is what a backend must pass.
  */
 import type {
   AppendOptions,
@@ -140,3 +143,48 @@ export interface Store {
 
   verify(session?: SessionId, hooks?: VerifyHooks): VerifyReport;
 }
+
+/** The methods of `Store`, each once: what `CheckedStore` wraps and the conformance suite enumerates. */
+export const STORE_METHODS = [
+  "close",
+  "transaction",
+  "readTransaction",
+  "createSession",
+  "getSession",
+  "listSessions",
+  "findSessions",
+  "updateSession",
+  "reserve",
+  "branches",
+  "branch",
+  "append",
+  "fork",
+  "moveHead",
+  "event",
+  "eventMeta",
+  "events",
+  "chainData",
+  "chain",
+  "chainMeta",
+  "log",
+  "isAncestor",
+  "atDepth",
+  "putSnapshot",
+  "nearestSnapshot",
+  "snapshots",
+  "putBlob",
+  "getBlob",
+  "getBlobs",
+  "hasBlob",
+  "acquireLease",
+  "renewLease",
+  "releaseLease",
+  "lease",
+  "verify",
+] as const satisfies readonly StoreMethod[];
+
+/** The names of `Store`'s methods (its properties that are functions). */
+export type StoreMethod = { [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? K : never }[keyof Store];
+
+/** Compiles only while `STORE_METHODS` lists every method of `Store`: a new method must be added there (and checked). */
+export const STORE_METHODS_COMPLETE: [Exclude<StoreMethod, (typeof STORE_METHODS)[number]>] extends [never] ? true : never = true;

@@ -1,11 +1,11 @@
 /**
  * ST-25: damaged content met while reading — a head naming no event, a cycle of segment parents —
  * is a clear `corrupt` StoreError naming what is damaged (never a TypeError, never a hang), and
- * verify reports it. ST-20: timestamps outside what the store accepts are bad-input.
+ * verify reports it. (Timestamps outside what the store accepts, ST-20: conformance/errors.ts.)
  */
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { type EventId, openStore, type SessionId, type Store, StoreError, TS_MAX } from "../src/index.ts";
+import { type EventId, openStore, type SessionId, type Store, StoreError } from "../src/index.ts";
 import { ev, fileStore, session } from "./helpers.ts";
 
 /** `f` throws a StoreError with `code` whose message matches every pattern. */
@@ -106,29 +106,5 @@ describe("ST-25 walks over segment parents are bounded", () => {
     const head = store.branch(id, "side")?.head as EventId;
     fails(() => store.chain(head), "corrupt", /has parent \d+ of session 01ZZZZZZZZZZZZZZZZZZZZZZZZ/);
     expect(store.verify().findings.map((f) => f.code)).toContain("bad-segment");
-  });
-});
-
-describe("ST-20 timestamps", () => {
-  it("a timestamp that is not whole milliseconds from 1970 to the end of 9999 is bad-input, on every path, and nothing is written", () => {
-    const store = openStore(":memory:");
-    const s = session(store, 1);
-    const head = store.branch(s.id, "main")?.head as EventId;
-    for (const ts of [1e300, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, TS_MAX + 1, 2 ** 53, "5" as never]) {
-      fails(() => store.append(s.id, "main", head, [{ kind: "patch@1", data: "{}", ts }]), "bad-input", /ts must be whole milliseconds/);
-      fails(() => store.append(s.id, "main", head, [ev("ok"), { kind: "patch@1", data: "{}", ts }]), "bad-input", /event 1: ts must be/);
-      fails(() => store.createSession({ genesis: { kind: "genesis@1", data: "{}", ts } }), "bad-input", /ts must be/);
-    }
-    expect(store.log(s.id)).toHaveLength(2);
-    expect(store.listSessions()).toHaveLength(1);
-    expect(store.append(s.id, "main", head, [{ kind: "patch@1", data: "{}", ts: 0 }])[0]?.ts).toBe(0);
-    expect(
-      store.append(s.id, "main", store.branch(s.id, "main")?.head as EventId, [{ kind: "patch@1", data: "{}", ts: TS_MAX }])[0]?.ts,
-    ).toBe(TS_MAX);
-  });
-
-  it("a clock that gives such a timestamp is refused the same way", () => {
-    const store = openStore(":memory:", { now: () => 1e300 });
-    fails(() => store.createSession({ genesis: { kind: "genesis@1", data: "{}" } }), "bad-input", /the store's clock/);
   });
 });

@@ -1,8 +1,12 @@
-/** ST-13 … ST-17: snapshots on chains, content-addressed blobs, and verify. */
+/**
+ * Snapshots, blobs and verify on SQLite (ST-13, ST-14, ST-17): what directories cost in blobs and bytes,
+ * format-1 rows, and damage made in SQL. The backend-neutral behaviour is the conformance suite
+ * (conformance/snapshots.ts, conformance/verify.ts); the directory format itself is directory.test.ts.
+ */
 import { readFileSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { type EventId, openStore, type SqliteStore, StoreError, sha256 } from "../src/index.ts";
+import { type EventId, openStore, type SqliteStore, sha256 } from "../src/index.ts";
 import { ev, fileStore, session } from "./helpers.ts";
 
 const hex = (s: string) => sha256(s).toString("hex");
@@ -10,24 +14,6 @@ const hex = (s: string) => sha256(s).toString("hex");
 const dirBytes = (pages: number, present: number) => 5 + Math.ceil(Math.ceil(pages / 64) / 8) + 32 * present;
 
 describe("ST-13 snapshots", () => {
-  it("the nearest snapshot is the deepest one on the event's own chain, never another branch's", () => {
-    const store = openStore(":memory:");
-    const s = session(store, 6);
-    const e = s.events.map((m) => m.id);
-    store.putSnapshot(e[1] as EventId, "at-e1", [store.putBlob("p0"), null, store.putBlob("p2")]);
-    store.putSnapshot(e[4] as EventId, "at-e4", [store.putBlob("p0")]);
-    expect(store.nearestSnapshot(e[0] as EventId)).toBeUndefined();
-    expect(store.nearestSnapshot(e[1] as EventId)?.header).toBe("at-e1");
-    expect(store.nearestSnapshot(e[3] as EventId)?.header).toBe("at-e1");
-    expect(store.nearestSnapshot(e[5] as EventId)?.header).toBe("at-e4");
-    expect(store.nearestSnapshot(e[1] as EventId)?.pages).toEqual([hex("p0"), null, hex("p2")]);
-    // A fork from e2 must not see the snapshot at e4 (later on main).
-    store.fork(s.id, e[2] as EventId, "side");
-    const [x] = store.append(s.id, "side", e[2] as EventId, [ev("x")]);
-    expect(store.nearestSnapshot(x?.id as EventId)?.header).toBe("at-e1");
-    expect(store.snapshots(s.id).map((m) => m.id)).toEqual([e[1], e[4]]);
-  });
-
   it("page lists are stored as shared chunks: a snapshot that changes one page writes one chunk and a short list", () => {
     const { store } = fileStore();
     const s = session(store, 3);
@@ -109,27 +95,6 @@ describe("ST-13 sparse page directories (format 2)", () => {
     expect(store.verify().findings).toEqual([]);
   });
 
-  it("putSnapshot refuses page references that are not hashes, and writes nothing", () => {
-    const store = openStore(":memory:");
-    const s = session(store, 1);
-    const good = store.putBlob("page");
-    const at = s.events[0]?.id as EventId;
-    for (const bad of ["abc", good.toUpperCase(), `${good}0`, 7, undefined]) {
-      try {
-        store.putSnapshot(at, "h", [good, bad as never, null]);
-        expect.unreachable();
-      } catch (e) {
-        expect(e).toBeInstanceOf(StoreError);
-        expect((e as StoreError).code).toBe("bad-input");
-        expect((e as StoreError).message).toMatch(/page 1 is .* not a blob hash .* nothing was written/);
-      }
-    }
-    expect(() => store.putSnapshot(at, 5 as never, [])).toThrow(/header must be a string/);
-    expect(() => store.putSnapshot(at, "h", "pages" as never)).toThrow(/pages must be an array/);
-    expect(store.snapshots(s.id)).toEqual([]);
-    expect(store.nearestSnapshot(at)).toBeUndefined();
-  });
-
   it("a damaged directory is a corrupt error when read, and a finding (not an exception) in verify", () => {
     const store = openStore(":memory:");
     const s = session(store, 1);
@@ -194,33 +159,6 @@ describe("ST-17 verify", () => {
     for (const c of ["dangling-prior", "chain-gap", "duplicate-depth", "bad-head", "bad-blob", "missing-blob"])
       expect(codes, c).toContain(c);
     expect(r.findings.find((f) => f.code === "bad-head")?.message).toMatch(/branch "ghost" points at event 12345/);
-  });
-
-  it("passes payloads and snapshots to the engine's hooks and reports progress", () => {
-    const store = openStore(":memory:");
-    const s = session(store, 3);
-    store.putSnapshot(s.events[0]?.id as EventId, "h", []);
-    const seen: number[] = [];
-    const r = store.verify(s.id, {
-      checkEvent: (e) => (e.data.includes('"n":1') ? "payload says no" : undefined),
-      checkSnapshot: (snap) => (snap.header === "h" ? "snapshot differs" : undefined),
-      progress: (done) => seen.push(done),
-    });
-    expect(r.findings.map((f) => [f.code, f.message])).toEqual([
-      ["bad-event", `event ${s.events[1]?.id}: payload says no`],
-      ["snapshot-mismatch", `snapshot at event ${s.events[0]?.id}: snapshot differs`],
-    ]);
-    expect(seen.at(-1)).toBe(4);
-  });
-
-  it("each finding is reported once and names its event once, also when the hook's message names it already", () => {
-    const store = openStore(":memory:");
-    const s = session(store, 3);
-    const target = s.events[1]?.id as EventId;
-    const r = store.verify(s.id, {
-      checkEvent: (e) => (e.id === target ? `event ${e.id}: payload is not JSON` : undefined),
-    });
-    expect(r.findings.map((f) => f.message)).toEqual([`event ${target}: payload is not JSON`]);
   });
 
   it("a damaged file gives findings, not exceptions, and never tells the user to run verify", () => {

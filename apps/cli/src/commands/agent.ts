@@ -7,16 +7,19 @@
  */
 import { isAbsolute, relative } from "node:path";
 import {
-  type LifecycleWork,
+  ATTR,
+  CALL,
   type Model,
   ModelError,
   type RunAgentOptions,
   type RunResult,
   runAgent,
   runState,
-  Session,
   startRun,
-} from "@strata/engine";
+  TAG,
+  TURN,
+} from "@strata/agent";
+import { bodyOf, type LifecycleWork, Session } from "@strata/engine";
 import { openStore, type SessionId } from "@strata/store";
 import { LAST, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type Command, exclusive, flag, LAST_OPTION, type OptionSpec, str } from "../command.ts";
@@ -300,23 +303,23 @@ function describeWork(out: Out, session: Session, work: LifecycleWork): string[]
   const lines: string[] = [];
   for (const e of work.spawn) {
     const el = e.element;
-    if (el.tag !== "call") {
+    if (el.tag !== TAG.call) {
       lines.push(`  <${el.tag}> #${el.id} is open`);
       continue;
     }
-    const tool = el.attrs.tool ?? "?";
-    if (el.attrs.status === "running")
+    const tool = el.attrs[ATTR.tool] ?? "?";
+    if (el.attrs[ATTR.status] === CALL.running)
       lines.push(
-        el.attrs.replay === "safe"
+        el.attrs[ATTR.replay] === "safe"
           ? out.paint("yellow", `  ${tool} (#${el.id}) was running: safe to repeat, it will re-run`)
           : out.paint("red", `  ${tool} (#${el.id}) was running: not safe to repeat, it will be marked interrupted`),
       );
-    else if (el.attrs.status === "arguments")
+    else if (el.attrs[ATTR.status] === CALL.arguments)
       lines.push(out.paint("yellow", `  ${tool} (#${el.id}) was still being written by the model: the reply will be asked for again`));
     else lines.push(out.paint("green", `  ${tool} (#${el.id}) was decided but never started: it will run`));
   }
-  const last = session.durableTree.get(3)?.lastChild;
-  if (last?.tag === "turn" && last.attrs.status === "streaming")
+  const last = bodyOf(session.durableTree).lastChild;
+  if (last?.tag === TAG.turn && last.attrs[ATTR.status] === TURN.streaming)
     lines.push(out.paint("yellow", "  the model's last reply was cut off: it will be asked again"));
   return lines;
 }

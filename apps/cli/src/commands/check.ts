@@ -1,19 +1,9 @@
 /** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24). */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { type Override, readInputs, rerun, ToolRegistry, verifyRequests, workspaceTools } from "@strata/agent";
 import { DomError, diffTrees, select, skeletonTree } from "@strata/dom";
-import {
-  materialize,
-  type Override,
-  readInputs,
-  replayVerify,
-  rerun,
-  Session,
-  ToolRegistry,
-  verifyRequests,
-  verifyStore,
-  workspaceTools,
-} from "@strata/engine";
+import { materialize, replayVerify, Session, verifyStore } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, branchName, type Command, flag, list, str } from "../command.ts";

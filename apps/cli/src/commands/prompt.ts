@@ -1,5 +1,6 @@
 /** `strata prompt` (CLI-20): the exact request the model saw, or would see, at any event. */
-import { type ModelRequest, renderPrompt, Session } from "@strata/engine";
+import { type ModelRequest, renderPrompt } from "@strata/agent";
+import { Session } from "@strata/engine";
 import { checkEventText, eventOnBranch, resolveAddress } from "../address.ts";
 import { type Command, str } from "../command.ts";
 import { lineDiff } from "../render.ts";

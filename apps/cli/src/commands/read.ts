@@ -1,4 +1,5 @@
 /** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17). */
+import { STOP, type StopReason, TAG } from "@strata/agent";
 import { DomError, diffTrees, select, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
 import type { BranchInfo, EventId, Store } from "@strata/store";
@@ -18,16 +19,16 @@ export function branchJson(b: BranchInfo): Record<string, unknown> {
 
 /** How a run ended, from its stop reason. */
 export type Outcome = "completed" | "stopped" | "failed" | "cancelled" | "open" | "idle" | "empty" | "damaged";
-const OUTCOMES: Readonly<Record<string, Outcome>> = {
-  "completed-by-tool": "completed",
-  "env-completed": "completed",
-  "end-turn": "completed",
-  "max-steps": "stopped",
-  budget: "stopped",
-  "context-overflow": "failed",
-  "model-error": "failed",
-  "prompt-error": "failed",
-  cancelled: "cancelled",
+const OUTCOMES: Readonly<Record<StopReason, Outcome>> = {
+  [STOP.completedByTool]: "completed",
+  [STOP.envCompleted]: "completed",
+  [STOP.endTurn]: "completed",
+  [STOP.maxSteps]: "stopped",
+  [STOP.budget]: "stopped",
+  [STOP.contextOverflow]: "failed",
+  [STOP.modelError]: "failed",
+  [STOP.promptError]: "failed",
+  [STOP.cancelled]: "cancelled",
 };
 
 /**
@@ -47,12 +48,15 @@ function statusOf(store: Store, head: EventId): string {
     return "damaged";
   }
   if (d.kind !== "patch") return "idle";
-  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === "stop") return op[3].attrs?.reason ?? "stopped";
+  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === TAG.stop) return op[3].attrs?.reason ?? "stopped";
   return /^(turn|call|resume)\./.test(e.label ?? "") ? "open" : "idle";
 }
 
 function outcomeOf(status: string): Outcome {
-  return OUTCOMES[status] ?? (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped");
+  return (
+    (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
+    (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped")
+  );
 }
 
 function statusText(status: string, outcome: Outcome): string {

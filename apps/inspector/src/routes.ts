@@ -1,0 +1,237 @@
+/**
+ * The route table (IN-2 … IN-5, IN-20): one entry per endpoint of the protocol — its method and
+ * path (from `ENDPOINTS`) and the handler that answers it. A handler returns its endpoint's
+ * response type (`ResponseOf<E>`), which the server sends as JSON, or `WRITTEN` when it wrote a
+ * non-JSON answer itself (the XML tree, the stream). The table's type has exactly one entry per
+ * endpoint, so an endpoint without a handler, or a handler answering another shape, does not compile.
+ *
+ * Lookups keep the order the answers depend on: the session first (404), then the branch, then
+ * the endpoint's own parameters.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { blobReader, projectRequest } from "@strata/agent";
+import { diffTrees, select, toXml } from "@strata/dom";
+import { decodeEvent } from "@strata/engine";
+import type { EventMeta, Store } from "@strata/store";
+import { HttpError } from "./failure.ts";
+import { type LiveOptions, openLive } from "./live.ts";
+import {
+  type BranchRow,
+  ENDPOINTS,
+  type Endpoint,
+  type EventRow,
+  type NodeJson,
+  type ParamName,
+  type QueryOf,
+  type ResponseOf,
+  type SessionRow,
+} from "./protocol.ts";
+import { branchOf, eventOf, sessionOf } from "./resolve.ts";
+import { SECURITY_HEADERS } from "./respond.ts";
+import { FULL, FULL_MAX_ELEMENTS, treeJson, WINDOW } from "./tree-json.ts";
+import type { Trees } from "./trees.ts";
+
+/** A handler's answer when it wrote the response itself (not JSON). */
+export const WRITTEN: unique symbol = Symbol("written");
+
+/** The query parameters an endpoint reads, by the names its protocol entry declares. */
+export interface QueryReader<Q> {
+  get(name: keyof Q & string): string | null;
+}
+
+export interface RouteRequest<E extends Endpoint> {
+  /** The path parameters, percent-decoded. */
+  readonly params: Readonly<Record<ParamName<E>, string>>;
+  readonly query: QueryReader<QueryOf<E>>;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+}
+
+export interface Route<E extends Endpoint> {
+  readonly method: (typeof ENDPOINTS)[E]["method"];
+  readonly path: (typeof ENDPOINTS)[E]["path"];
+  readonly handle: (r: RouteRequest<E>) => ResponseOf<E> | typeof WRITTEN;
+}
+
+export type RouteTable = { readonly [E in Endpoint]: Route<E> };
+
+/** What the handlers read and where the streams register. */
+export interface RouteDeps {
+  readonly store: Store;
+  readonly trees: Trees;
+  readonly live: LiveOptions;
+  /** Registers a stream's stop function with the server (closing the server ends it). */
+  readonly track: (stop: () => void) => () => void;
+}
+
+function route<E extends Endpoint>(e: E, handle: Route<E>["handle"]): Route<E> {
+  return { method: ENDPOINTS[e].method, path: ENDPOINTS[e].path, handle };
+}
+
+function eventRow(e: EventMeta): EventRow {
+  return { id: e.id, prior: e.prior, depth: e.depth, ts: e.ts, kind: e.kind, label: e.label, by: e.by };
+}
+
+/** The table: every endpoint of the protocol, answered from `deps.store`. */
+export function routeTable(deps: RouteDeps): RouteTable {
+  const { store, trees } = deps;
+  return {
+    sessions: route("sessions", () => ({
+      sessions: store.listSessions().map((s): SessionRow => {
+        const branches = store.branches(s.id);
+        const main = branches.find((b) => b.name === "main") ?? branches[0];
+        const head = main === undefined ? undefined : store.eventMeta(main.head);
+        return {
+          id: s.id,
+          title: s.title,
+          created: s.created,
+          branches: branches.length,
+          events: main?.headDepth ?? 0,
+          lastActivity: head?.ts ?? s.created,
+          lastLabel: head?.label ?? null,
+        };
+      }),
+    })),
+
+    session: route("session", ({ params }) => {
+      const info = sessionOf(store, params.session);
+      const branches = store.branches(info.id).map(
+        (b): BranchRow => ({
+          name: b.name,
+          head: b.head,
+          events: b.headDepth,
+          origin: b.origin,
+          originEvent: b.originEvent,
+          originDepth: b.originEvent === null ? null : (store.eventMeta(b.originEvent)?.depth ?? null),
+          created: b.created,
+        }),
+      );
+      return { ...info, branches };
+    }),
+
+    events: route("events", ({ params, query }) => {
+      const b = branchOf(store, sessionOf(store, params.session).id, query.get("branch"));
+      const offset = Math.max(0, Number(query.get("offset") ?? 0) | 0);
+      const limit = Math.min(5000, Math.max(1, Number(query.get("limit") ?? 500) | 0));
+      const events = store.chainMeta(b.head, offset, limit).map(eventRow);
+      return { branch: b.name, head: b.head, total: b.headDepth, offset, events };
+    }),
+
+    event: route("event", ({ params }) => {
+      const id = eventOf(store, sessionOf(store, params.session).id, params.event);
+      const e = store.event(id);
+      if (e === undefined) throw new HttpError(404, `no event ${id}`);
+      const d = decodeEvent(e);
+      return { ...eventRow(e), ...(d.kind === "patch" ? { ops: d.ops } : { skeleton: d.skeleton }) };
+    }),
+
+    tree: route("tree", ({ params, query, res }) => {
+      const session = sessionOf(store, params.session).id;
+      const b = branchOf(store, session, query.get("branch"));
+      const at = eventOf(store, session, query.get("at"), b.head);
+      const tree = trees.at(at);
+      const css = query.get("select");
+      if (css !== null && css !== "") return { event: at, matches: select(tree, css).map((e) => e.id) };
+      if (query.get("format") === "xml") {
+        const xml = toXml(tree);
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/xml; charset=utf-8", "cache-control": "no-store" });
+        res.end(xml);
+        return WRITTEN;
+      }
+      const full = query.get("full") === "1";
+      if (full && tree.size > FULL_MAX_ELEMENTS)
+        throw new HttpError(
+          413,
+          `the tree at event ${at} has ${tree.size} elements; ?full=1 serves at most ${FULL_MAX_ELEMENTS} (use the windowed view, /children and /text, or format=xml)`,
+        );
+      return { event: at, hwm: tree.hwm, size: tree.size, root: treeJson(tree.root, full ? FULL : WINDOW) };
+    }),
+
+    children: route("children", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+      const tree = trees.at(at);
+      const el = tree.get(Number(query.get("id")));
+      if (el === undefined) throw new HttpError(404, `no element ${query.get("id")} at event ${at}`);
+      // children after sibling `after` (default: from the first), at most `limit`, stopping at `before`
+      const limit = Math.min(2000, Math.max(1, Number(query.get("limit") ?? 200) | 0));
+      const afterId = query.get("after");
+      const before = Number(query.get("before") ?? 0);
+      let c = afterId === null ? el.firstChild : (tree.get(Number(afterId))?.nextSibling ?? null);
+      if (afterId !== null && tree.get(Number(afterId))?.parent?.id !== el.id)
+        throw new HttpError(400, `element ${afterId} is not a child of ${el.id}`);
+      const children: NodeJson[] = [];
+      const budget = { left: WINDOW.maxElements };
+      while (c !== null && c.id !== before && children.length < limit && budget.left > 0) {
+        children.push(treeJson(c, WINDOW, budget));
+        c = c.nextSibling;
+      }
+      return { event: at, id: el.id, children, more: c !== null && c.id !== before };
+    }),
+
+    text: route("text", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+      const el = trees.at(at).get(Number(query.get("id")));
+      if (el === undefined) throw new HttpError(404, `no element ${query.get("id")} at event ${at}`);
+      return { event: at, id: el.id, text: el.text };
+    }),
+
+    diff: route("diff", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const b = branchOf(store, session, query.get("branch"));
+      const from = eventOf(store, session, query.get("from"));
+      const to = eventOf(store, session, query.get("to"), b.head);
+      return { from, to, diff: diffTrees(trees.at(from), trees.at(to)) };
+    }),
+
+    prompt: route("prompt", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+      return { event: at, request: projectRequest(trees.at(at), blobReader(store)) };
+    }),
+
+    // IN-5, IN-18: the live stream from `Last-Event-ID` (a reconnect), `?from=` or the head.
+    stream: route("stream", ({ params, query, req, res }) => {
+      const session = sessionOf(store, params.session).id;
+      const branch = branchOf(store, session, query.get("branch"));
+      if (req.method === "HEAD") {
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+        res.end();
+        return WRITTEN;
+      }
+      const last = req.headers["last-event-id"];
+      const resumed = typeof last === "string" && last !== "";
+      const fromText = resumed ? last : query.get("from");
+      const cursor = fromText === null ? branch.head : eventOf(store, session, fromText);
+      openLive(
+        req,
+        res,
+        {
+          store,
+          treeAt: (e) => trees.at(e),
+          session,
+          branch,
+          cursor,
+          resumed,
+          snapshot: query.get("snapshot") === "1",
+          options: deps.live,
+          track: deps.track,
+        },
+        SECURITY_HEADERS,
+      );
+      return WRITTEN;
+    }),
+  };
+}
+
+/**
+ * The answer for an `/api/…` path no endpoint has (IN-20): a path under a session names the
+ * session first, then the branch (`?branch=`), as the endpoints do — so an unknown session is
+ * `no session …` whatever follows it — and is otherwise `no endpoint PATH`. Always throws.
+ */
+export function unmatched(store: Store, segments: readonly string[], branch: string | null, pathname: string): never {
+  const [api, sessions, session] = segments;
+  if (api === "api" && sessions === "sessions" && session !== undefined) branchOf(store, sessionOf(store, session).id, branch);
+  throw new HttpError(404, `no endpoint ${pathname}`);
+}

@@ -1,0 +1,352 @@
+/**
+ * Deterministic re-runs and counterfactuals (RR-1 … RR-3; DESIGN §5 "replay"). A re-run forks the
+ * branch just before its first user turn and drives the agent loop again on the fork, with a
+ * model that replays the recorded replies and an executor that re-executes `safe` tools for real
+ * and answers `never` tools with their recorded outcomes (nothing with side effects runs twice).
+ * Then it walks both branches and reports the first turn or call whose output differs.
+ *
+ * A counterfactual is the same with overrides: `llm:CALL_ID` replaces the model reply that made
+ * call CALL_ID, `tool:CALL_ID` replaces that call's observation. Every override is recorded in
+ * the fork (`<meta><rerun>`), so the branch says what made it different.
+ */
+import type { Element, Tree } from "@strata/dom";
+import { bodyOf, EngineError, metaOf, type Session } from "@strata/engine";
+import type { EventId } from "@strata/store";
+import { blobText } from "./inputs.ts";
+import { runAgent } from "./loop.ts";
+import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
+import { canonicalJson } from "./requests.ts";
+import { type Action, type ActionOutcome, type Executor, outcome, type ToolContext, type ToolRegistry } from "./tools/registry.ts";
+import { ATTR, byCall, CALL, DIAG, FINAL_STOPS, LABEL, META, ROLE, type StopReason, TAG, TURN } from "./vocabulary.ts";
+
+export interface Override {
+  readonly kind: "llm" | "tool";
+  /** The provider call id (`id` on `<call>`). */
+  readonly callId: string;
+  /** For `llm`: JSON `{text?, toolCalls?: [{name, arguments}]}`; for `tool`: the observation. */
+  readonly content: string;
+}
+
+export interface RerunOptions {
+  readonly registry: ToolRegistry;
+  /** The new branch's name (default `rerun/<branch>` or `whatif/<branch>`, made unique). */
+  readonly name?: string;
+  readonly overrides?: readonly Override[];
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (turns: number) => void;
+}
+
+export interface Divergence {
+  /** What differs first. */
+  readonly what: "reply" | "tool" | "arguments" | "status" | "observation" | "length" | "stop";
+  readonly source: { readonly element: number | null; readonly event: EventId | null };
+  readonly rerun: { readonly element: number | null; readonly event: EventId | null };
+  readonly before: string;
+  readonly after: string;
+  readonly message: string;
+}
+
+export interface RerunReport {
+  readonly branch: string;
+  readonly forkedAt: EventId;
+  readonly turns: number;
+  readonly calls: number;
+  readonly rerunSafe: number;
+  readonly recordedNever: number;
+  readonly stop: StopReason | undefined;
+  readonly divergence: Divergence | undefined;
+}
+
+interface RecordedCall {
+  readonly el: Element;
+  readonly id: string;
+  readonly tool: string;
+  readonly args: string;
+  readonly status: string;
+  readonly observation: string;
+}
+
+interface RecordedTurn {
+  readonly el: Element;
+  readonly text: string;
+  /** What the model streamed as reasoning (AG-15): replayed, never compared. */
+  readonly reasoning: string;
+  readonly calls: readonly RecordedCall[];
+  readonly usage: readonly [number, number] | undefined;
+}
+
+function textOf(el: Element, tag: string): string {
+  return el.children.find((c) => c.tag === tag)?.text ?? "";
+}
+
+/** The complete assistant turns of a tree, and its user turns with their position. */
+function recording(
+  tree: Tree,
+  full: (hash: string) => string,
+): { turns: RecordedTurn[]; users: { text: string; el: Element }[]; stop: string | undefined } {
+  const turns: RecordedTurn[] = [];
+  const users: { text: string; el: Element }[] = [];
+  let stop: string | undefined;
+  for (const el of bodyOf(tree).children) {
+    if (el.tag === TAG.stop) stop = el.attrs[ATTR.reason];
+    if (el.tag !== TAG.turn) continue;
+    if (el.attrs[ATTR.role] === ROLE.user) users.push({ text: textOf(el, TAG.text), el });
+    if (el.attrs[ATTR.role] !== ROLE.assistant || el.attrs[ATTR.status] !== TURN.complete) continue;
+    const usage = el.children.find((c) => c.tag === TAG.usage);
+    turns.push({
+      el,
+      text: textOf(el, TAG.text),
+      reasoning: textOf(el, TAG.reasoning),
+      usage: usage === undefined ? undefined : [Number(usage.attrs[ATTR.input] ?? 0), Number(usage.attrs[ATTR.output] ?? 0)],
+      calls: el.children
+        .filter((c) => c.tag === TAG.call)
+        .map((c) => {
+          const blob = c.children.find((d) => d.tag === TAG.diag && d.attrs[ATTR.kind] === DIAG.blob)?.attrs.hash;
+          return {
+            el: c,
+            id: c.attrs[ATTR.id] ?? "",
+            tool: c.attrs[ATTR.tool] ?? "",
+            args: textOf(c, TAG.args),
+            status: c.attrs[ATTR.status] ?? "",
+            observation: blob !== undefined ? full(blob) : textOf(c, TAG.result),
+          };
+        }),
+    });
+  }
+  return { turns, users, stop };
+}
+
+/** Replays recorded replies by turn number (assistant messages in the request), with overrides. */
+class RecordedModel implements Model {
+  constructor(
+    readonly id: string,
+    private readonly turns: readonly RecordedTurn[],
+    private readonly llm: ReadonlyMap<string, string>,
+  ) {}
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
+    const n = request.messages.filter((m) => m.role === "assistant").length;
+    const turn = this.turns[n];
+    if (turn === undefined)
+      throw new ModelError("protocol", `the recording has ${this.turns.length} model replies and the re-run asked for reply ${n + 1}`, {
+        retryable: false,
+      });
+    signal.throwIfAborted();
+    const replaced = turn.calls.map((c) => this.llm.get(c.id)).find((x) => x !== undefined);
+    if (replaced !== undefined) {
+      let parsed: { text?: string; toolCalls?: { name: string; arguments: unknown }[] };
+      try {
+        parsed = JSON.parse(replaced);
+      } catch (e) {
+        throw new EngineError(
+          "bad-input",
+          `an llm override is not JSON ({"text": …, "toolCalls": [{"name": …, "arguments": {…}}]}): ${(e as Error).message}`,
+        );
+      }
+      if (parsed.text) yield { type: "text", delta: parsed.text };
+      for (const [i, c] of (parsed.toolCalls ?? []).entries()) {
+        yield { type: "tool-call", index: i, id: `${turn.calls[i]?.id ?? `override_${n}`}_${i}`, name: c.name };
+        yield {
+          type: "tool-arguments",
+          index: i,
+          // Iterative: an override is input of any depth.
+          delta: typeof c.arguments === "string" ? c.arguments : canonicalJson(c.arguments ?? {}),
+        };
+      }
+      yield { type: "done", finishReason: (parsed.toolCalls ?? []).length > 0 ? "tool_calls" : "stop" };
+      return;
+    }
+    if (turn.reasoning !== "") yield { type: "reasoning", delta: turn.reasoning };
+    if (turn.text !== "") yield { type: "text", delta: turn.text };
+    for (const [i, c] of turn.calls.entries()) {
+      yield { type: "tool-call", index: i, id: c.id, name: c.tool };
+      if (c.args !== "") yield { type: "tool-arguments", index: i, delta: c.args };
+    }
+    if (turn.usage !== undefined) yield { type: "usage", inputTokens: turn.usage[0], outputTokens: turn.usage[1] };
+    yield { type: "done", finishReason: turn.calls.length > 0 ? "tool_calls" : "stop" };
+  }
+}
+
+/** Safe tools run for real; never tools answer with their recorded outcome; overrides win. */
+class ReplayExecutor implements Executor {
+  #next = 0;
+  rerunSafe = 0;
+  recordedNever = 0;
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly calls: readonly RecordedCall[],
+    private readonly tool: ReadonlyMap<string, string>,
+  ) {}
+
+  async execute(action: Action, signal: AbortSignal, ctx?: Omit<ToolContext, "signal">): Promise<ActionOutcome> {
+    const recorded = this.calls[this.#next++];
+    if (recorded !== undefined && this.tool.has(recorded.id)) return outcome(CALL.executed, this.tool.get(recorded.id) as string);
+    const spec = action.kind === "tool-call" ? this.registry.get(action.call.name) : undefined;
+    if (spec?.replayPolicy === "safe") {
+      this.rerunSafe++;
+      return this.registry.executor().execute(action, signal, ctx);
+    }
+    if (recorded === undefined || action.kind !== "tool-call" || recorded.tool !== action.call.name)
+      return outcome(
+        CALL.envError,
+        `the re-run reached a call to ${action.kind === "tool-call" ? action.call.name : "code"} that the recording does not have, and it is not safe to run`,
+      );
+    this.recordedNever++;
+    if (recorded.status === CALL.executed || recorded.status === CALL.notExecuted || recorded.status === CALL.envError)
+      return outcome(recorded.status, recorded.observation);
+    return outcome(CALL.envError, `the recorded call was ${recorded.status}; a tool that is not safe to repeat is not re-executed`);
+  }
+}
+
+/** The event that wrote element `id` last with `label` (the outcome of a call, say). */
+function eventOf(session: Session, el: Element | undefined, labels: readonly string[]): EventId | null {
+  if (el === undefined) return null;
+  const hit = session.log().findLast((e) => e.by === byCall(el.id) && labels.includes(e.label ?? ""));
+  return hit?.id ?? null;
+}
+
+/**
+ * Re-runs `session`'s branch on a new branch and reports the first divergence (none: the re-run
+ * reproduced every reply and observation). The session object is left on its branch.
+ */
+export async function rerun(session: Session, options: RerunOptions): Promise<RerunReport> {
+  const store = session.store;
+  const source = recording(session.durableTree, (h) => blobText(store, h));
+  if (source.users.length === 0)
+    throw new EngineError("bad-input", `branch ${session.branch} of session ${session.id} has no user turn to re-run from`);
+  const firstUser = session.log().find((e) => e.label === LABEL.turnUser);
+  if (firstUser?.prior === null || firstUser === undefined)
+    throw new EngineError("bad-input", "cannot find the event that started the first user turn");
+  const forkedAt = firstUser.prior as EventId;
+  const overrides = options.overrides ?? [];
+  const known = new Set(source.turns.flatMap((t) => t.calls.map((c) => c.id)));
+  for (const o of overrides)
+    if (!known.has(o.callId))
+      throw new EngineError(
+        "bad-input",
+        `no call with id ${o.callId} on branch ${session.branch}; \`strata show SESSION --select call\` lists them`,
+      );
+  const name = session.freeBranchName(options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
+  const fork = session.fork(forkedAt, { name });
+  fork.commit(
+    (d) => {
+      const rec = d.appendChild(metaOf(d.tree).id, {
+        tag: META.rerun,
+        attrs: { of: session.branch, at: String(forkedAt), head: String(session.head.id) },
+      });
+      for (const o of overrides)
+        d.appendChild(rec, { tag: META.override, attrs: { target: `${o.kind}:${o.callId}`, hash: store.putBlob(o.content) } });
+    },
+    { label: overrides.length > 0 ? LABEL.counterfactual : LABEL.rerun },
+  );
+  const model = new RecordedModel(
+    session.durableTree.get(bodyOf(session.durableTree).id)?.children.find((t) => t.attrs[ATTR.model] !== undefined)?.attrs[ATTR.model] ??
+      "recorded:replay",
+    source.turns,
+    new Map(overrides.filter((o) => o.kind === "llm").map((o) => [o.callId, o.content])),
+  );
+  const executor = new ReplayExecutor(
+    options.registry,
+    source.turns.flatMap((t) => t.calls),
+    new Map(overrides.filter((o) => o.kind === "tool").map((o) => [o.callId, o.content])),
+  );
+  let stop: StopReason | undefined;
+  for (const user of source.users) {
+    const r = await runAgent(fork, {
+      model,
+      registry: options.registry,
+      executor,
+      task: user.text,
+      limits: { maxSteps: source.turns.length + 1 },
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      onEvent: (e) => {
+        if (e.type === "turn" && e.role === ROLE.assistant) options.onProgress?.(fork.select("body > turn[role=assistant]").length);
+      },
+    });
+    stop = r.stop;
+    if (!FINAL_STOPS.has(r.stop)) break;
+  }
+  const again = recording(fork.durableTree, (h) => blobText(store, h));
+  const divergence = compare(session, fork, source, again);
+  const report: RerunReport = {
+    branch: fork.branch,
+    forkedAt,
+    turns: again.turns.length,
+    calls: again.turns.reduce((n, t) => n + t.calls.length, 0),
+    rerunSafe: executor.rerunSafe,
+    recordedNever: executor.recordedNever,
+    stop,
+    divergence,
+  };
+  fork.close();
+  return report;
+}
+
+function compare(
+  session: Session,
+  fork: Session,
+  a: ReturnType<typeof recording>,
+  b: ReturnType<typeof recording>,
+): Divergence | undefined {
+  const at = (x: Element | undefined, s: Session, labels: readonly string[]) => ({ element: x?.id ?? null, event: eventOf(s, x, labels) });
+  for (let i = 0; i < Math.max(a.turns.length, b.turns.length); i++) {
+    const ta = a.turns[i];
+    const tb = b.turns[i];
+    if (ta === undefined || tb === undefined)
+      return {
+        what: "length",
+        source: at(ta?.el, session, [LABEL.turnEnd]),
+        rerun: at(tb?.el, fork, [LABEL.turnEnd]),
+        before: String(a.turns.length),
+        after: String(b.turns.length),
+        message: `the recording has ${a.turns.length} model replies, the re-run ${b.turns.length}`,
+      };
+    if (ta.text !== tb.text || ta.calls.length !== tb.calls.length)
+      return {
+        what: "reply",
+        source: { element: ta.el.id, event: null },
+        rerun: { element: tb.el.id, event: null },
+        before: `${ta.text} (${ta.calls.length} calls)`,
+        after: `${tb.text} (${tb.calls.length} calls)`,
+        message: `model reply ${i + 1} differs`,
+      };
+    for (let j = 0; j < ta.calls.length; j++) {
+      const ca = ta.calls[j] as RecordedCall;
+      const cb = tb.calls[j] as RecordedCall;
+      const where = {
+        source: at(ca.el, session, [LABEL.callOutcome, LABEL.callInterrupted]),
+        rerun: at(cb.el, fork, [LABEL.callOutcome, LABEL.callInterrupted]),
+      };
+      if (ca.tool !== cb.tool)
+        return { what: "tool", ...where, before: ca.tool, after: cb.tool, message: `call ${ca.id}: a different tool` };
+      if (ca.args !== cb.args)
+        return { what: "arguments", ...where, before: ca.args, after: cb.args, message: `call ${ca.id}: different arguments` };
+      if (ca.status !== cb.status)
+        return {
+          what: "status",
+          ...where,
+          before: ca.status,
+          after: cb.status,
+          message: `call ${ca.id} (${ca.tool}): ${ca.status} in the recording, ${cb.status} in the re-run`,
+        };
+      if (ca.observation !== cb.observation)
+        return {
+          what: "observation",
+          ...where,
+          before: ca.observation,
+          after: cb.observation,
+          message: `call ${ca.id} (${ca.tool}) observed something different`,
+        };
+    }
+  }
+  if (a.stop !== b.stop)
+    return {
+      what: "stop",
+      source: { element: null, event: null },
+      rerun: { element: null, event: null },
+      before: a.stop ?? "(none)",
+      after: b.stop ?? "(none)",
+      message: `the run stopped differently: ${a.stop} → ${b.stop}`,
+    };
+  return undefined;
+}

@@ -1,0 +1,40 @@
+/**
+ * Attribute objects in their canonical form: frozen, null-prototype, keys in code-unit order
+ * (DOM-11). Every way an element gets attributes (ops, XML, snapshots) builds them here.
+ */
+import { type Attrs, NO_ATTRS } from "./tree.ts";
+
+/** A canonical attribute object (sorted keys, null prototype, frozen) from a spec's attrs. */
+export function makeAttrs(attrs: Readonly<Record<string, string>> | undefined): Attrs {
+  if (attrs === undefined) return NO_ATTRS;
+  const keys = Object.keys(attrs);
+  if (keys.length === 0) return NO_ATTRS;
+  keys.sort(compareNames);
+  const out = Object.create(null) as Record<string, string>;
+  for (const k of keys) out[k] = attrs[k] as string;
+  return Object.freeze(out);
+}
+
+/** `attrs` with `name` set to `value` (removed for `null`), still canonical. */
+export function withAttr(attrs: Attrs, name: string, value: string | null): Attrs {
+  const out = Object.create(null) as Record<string, string>;
+  let placed = value === null;
+  for (const k of Object.keys(attrs)) {
+    if (!placed && compareNames(name, k) < 0) {
+      out[name] = value as string;
+      placed = true;
+    }
+    if (k !== name) out[k] = attrs[k] as string;
+    else if (value !== null) {
+      out[k] = value;
+      placed = true;
+    }
+  }
+  if (!placed) out[name] = value as string;
+  return Object.keys(out).length === 0 ? NO_ATTRS : Object.freeze(out);
+}
+
+/** Code-unit order, the canonical order of attribute names. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

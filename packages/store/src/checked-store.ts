@@ -1,0 +1,582 @@
+/**
+ * The `Store` contract's edge, the same for every backend (ST-20, decision 0023): `CheckedStore`
+ * wraps a backend and, on every method, refuses a call on a closed store (`closed`), checks every
+ * argument (`bad-input`, checks.ts) before the backend sees it, refuses writes inside
+ * `readTransaction` and `verify` (`bad-input`), and maps whatever the backend throws to a
+ * `StoreError` once: a StoreError passes, the backend's own errors go through its `mapError`
+ * (SQLite's result codes), and anything else is `internal`. Errors thrown by the caller's own
+ * callbacks (`transaction`'s and `readTransaction`'s `fn`, `acquireLease`'s `stale`) pass through
+ * unchanged.
+ *
+ * So a backend implements `Store` assuming checked arguments, an open store and no write inside a
+ * read transaction, and never needs a guard of its own. The wrapper is a plain class (methods on
+ * the prototype, no `#private` state), so a `Store` can be wrapped in a `Proxy`. Its cost per call
+ * is the checks (`typeof` and integer tests, one well-formedness test per text) plus one method
+ * call and a `try`; it allocates nothing on the append path.
+ */
+import {
+  checkBranch,
+  checkBranchName,
+  checkCount,
+  checkEvent,
+  checkFunction,
+  checkHash,
+  checkHooks,
+  checkId,
+  checkLeaseArgs,
+  checkMetadata,
+  checkOptions,
+  checkOwner,
+  checkSession,
+  checkTitle,
+  checkToken,
+  show,
+} from "./checks.ts";
+import { MAX_PAGES } from "./directory.ts";
+import { StoreError, toStoreError } from "./errors.ts";
+import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
+import type {
+  AppendOptions,
+  BranchInfo,
+  EventId,
+  EventInput,
+  EventMeta,
+  LeaseInfo,
+  LeaseResult,
+  LogQuery,
+  SessionId,
+  SessionInfo,
+  SnapshotRecord,
+  StoredEvent,
+  VerifyReport,
+} from "./types.ts";
+
+/** How a backend's own errors become StoreErrors: returns a StoreError, or the error unchanged when it is not the backend's. */
+export type ErrorMapping = (e: unknown, where: string) => unknown;
+
+/** Wraps a backend in the contract's checks (see {@link CheckedStore}). */
+export function checkedStore(inner: Store, mapError?: ErrorMapping): Store {
+  return new CheckedStore(inner, mapError);
+}
+
+export class CheckedStore implements Store {
+  /** Depth of `readTransaction` and `verify` calls in progress: writes are refused inside them (ST-17). */
+  private reading = 0;
+
+  constructor(
+    /** The backend: called only with checked arguments, while open, and with no write inside a read transaction. */
+    protected readonly inner: Store,
+    /** Maps the backend's own errors (see {@link ErrorMapping}); what it leaves is mapped by `toStoreError`. */
+    private readonly mapError?: ErrorMapping,
+  ) {}
+
+  get path(): string {
+    return this.inner.path;
+  }
+
+  get closed(): boolean {
+    return this.inner.closed;
+  }
+
+  close(): void {
+    try {
+      this.inner.close();
+    } catch (e) {
+      throw toStoreError(e, "store.close", this.mapError);
+    }
+  }
+
+  transaction<T>(fn: () => T): T {
+    const own = new Callback();
+    try {
+      this.open();
+      checkFunction(fn, "store.transaction", "does the writes");
+      this.writing("transaction");
+      return this.inner.transaction(own.wrap(() => synchronous(fn())));
+    } catch (e) {
+      throw own.threw(e) ? e : toStoreError(e, "store.transaction", this.mapError);
+    }
+  }
+
+  readTransaction<T>(fn: () => T): T {
+    const own = new Callback();
+    try {
+      this.open();
+      checkFunction(fn, "store.readTransaction", "does the reads");
+      this.reading++;
+      try {
+        return this.inner.readTransaction(own.wrap(fn));
+      } finally {
+        this.reading--;
+      }
+    } catch (e) {
+      throw own.threw(e) ? e : toStoreError(e, "store.readTransaction", this.mapError);
+    }
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────────
+
+  createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent } {
+    try {
+      this.open();
+      checkOptions(input, "createSession", "{genesis: {kind, data}, title?, metadata?}", false);
+      checkTitle(input.title, "createSession");
+      checkMetadata(input.metadata, "createSession");
+      checkEvent(input.genesis, "createSession: the genesis event");
+      this.writing("createSession");
+      return this.inner.createSession(input);
+    } catch (e) {
+      throw toStoreError(e, "store.createSession", this.mapError);
+    }
+  }
+
+  getSession(id: SessionId): SessionInfo | undefined {
+    try {
+      this.open();
+      checkSession(id, "getSession");
+      return this.inner.getSession(id);
+    } catch (e) {
+      throw toStoreError(e, "store.getSession", this.mapError);
+    }
+  }
+
+  listSessions(): SessionInfo[] {
+    try {
+      this.open();
+      return this.inner.listSessions();
+    } catch (e) {
+      throw toStoreError(e, "store.listSessions", this.mapError);
+    }
+  }
+
+  findSessions(prefix: string): SessionInfo[] {
+    try {
+      this.open();
+      if (typeof prefix !== "string") throw new StoreError("bad-input", `findSessions takes a prefix string, got ${show(prefix)}`);
+      return this.inner.findSessions(prefix);
+    } catch (e) {
+      throw toStoreError(e, "store.findSessions", this.mapError);
+    }
+  }
+
+  updateSession(id: SessionId, changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> }): SessionInfo {
+    try {
+      this.open();
+      checkSession(id, "updateSession");
+      checkOptions(changes, "updateSession", "{title?, metadata?} as its second argument", false);
+      checkTitle(changes.title, "updateSession");
+      checkMetadata(changes.metadata, "updateSession");
+      this.writing("updateSession");
+      return this.inner.updateSession(id, changes);
+    } catch (e) {
+      throw toStoreError(e, "store.updateSession", this.mapError);
+    }
+  }
+
+  reserve(session: SessionId, count = 1): number {
+    try {
+      this.open();
+      checkSession(session, "reserve");
+      if (!Number.isSafeInteger(count) || count < 1)
+        throw new StoreError("bad-input", `reserve takes a positive count, got ${show(count)}`);
+      this.writing("reserve");
+      return this.inner.reserve(session, count);
+    } catch (e) {
+      throw toStoreError(e, "store.reserve", this.mapError);
+    }
+  }
+
+  // ── branches ────────────────────────────────────────────────────────────────────────────────
+
+  branches(session: SessionId): BranchInfo[] {
+    try {
+      this.open();
+      checkSession(session, "branches");
+      return this.inner.branches(session);
+    } catch (e) {
+      throw toStoreError(e, "store.branches", this.mapError);
+    }
+  }
+
+  branch(session: SessionId, name: string): BranchInfo | undefined {
+    try {
+      this.open();
+      checkSession(session, "branch");
+      checkBranch(name, "branch");
+      return this.inner.branch(session, name);
+    } catch (e) {
+      throw toStoreError(e, "store.branch", this.mapError);
+    }
+  }
+
+  append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], options?: AppendOptions): EventMeta[] {
+    try {
+      this.open();
+      checkSession(session, "append");
+      checkBranch(branch, "append");
+      checkId(expectedHead, "append: the expected head");
+      if (!Array.isArray(events))
+        throw new StoreError("bad-input", `append takes an array of events {kind, data, label?, by?, ts?}, got ${show(events)}`);
+      // The backend writes only what passed these checks, on every path (ST-20).
+      for (let i = 0; i < events.length; i++) checkEvent(events[i], events.length === 1 ? "append: the event" : `append: event ${i}`);
+      const lease = options?.lease;
+      if (lease !== undefined && (!Number.isSafeInteger(lease) || lease < 1))
+        throw new StoreError(
+          "bad-input",
+          `append: options.lease must be a lease token (a positive integer from acquireLease), got ${show(lease)}`,
+        );
+      this.writing("append");
+      return this.inner.append(session, branch, expectedHead, events, options);
+    } catch (e) {
+      throw toStoreError(e, "store.append", this.mapError);
+    }
+  }
+
+  fork(session: SessionId, at: EventId, name: string): BranchInfo {
+    try {
+      this.open();
+      checkSession(session, "fork");
+      checkId(at, "fork: the event to fork at");
+      checkBranchName(name);
+      this.writing("fork");
+      return this.inner.fork(session, at, name);
+    } catch (e) {
+      throw toStoreError(e, "store.fork", this.mapError);
+    }
+  }
+
+  moveHead(
+    session: SessionId,
+    branch: string,
+    to: EventId,
+    options: { expected?: EventId; keepAs?: string; pin?: boolean } = {},
+  ): { branch: BranchInfo; kept: BranchInfo | null } {
+    try {
+      this.open();
+      checkSession(session, "moveHead");
+      checkBranch(branch, "moveHead");
+      checkId(to, "moveHead: the target event");
+      checkOptions(options, "moveHead", "{expected?, keepAs?, pin?} as options", false);
+      if (options.expected !== undefined) checkId(options.expected, "moveHead: the expected head");
+      if (options.keepAs !== undefined) checkBranchName(options.keepAs);
+      this.writing("moveHead");
+      return this.inner.moveHead(session, branch, to, options);
+    } catch (e) {
+      throw toStoreError(e, "store.moveHead", this.mapError);
+    }
+  }
+
+  // ── events and chains ───────────────────────────────────────────────────────────────────────
+
+  event(id: EventId): StoredEvent | undefined {
+    try {
+      this.open();
+      checkId(id, "event");
+      return this.inner.event(id);
+    } catch (e) {
+      throw toStoreError(e, "store.event", this.mapError);
+    }
+  }
+
+  eventMeta(id: EventId): EventMeta | undefined {
+    try {
+      this.open();
+      checkId(id, "eventMeta");
+      return this.inner.eventMeta(id);
+    } catch (e) {
+      throw toStoreError(e, "store.eventMeta", this.mapError);
+    }
+  }
+
+  events(ids: readonly EventId[]): StoredEvent[] {
+    try {
+      this.open();
+      if (!Array.isArray(ids)) throw new StoreError("bad-input", `events takes an array of event ids, got ${show(ids)}`);
+      for (const id of ids) checkId(id, "events");
+      return this.inner.events(ids);
+    } catch (e) {
+      throw toStoreError(e, "store.events", this.mapError);
+    }
+  }
+
+  chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
+    try {
+      this.open();
+      checkChainRead("chainData", head, afterDepth, limit);
+      return this.inner.chainData(head, afterDepth, limit);
+    } catch (e) {
+      throw toStoreError(e, "store.chainData", this.mapError);
+    }
+  }
+
+  chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
+    try {
+      this.open();
+      checkChainRead("chain", head, afterDepth, limit);
+      return this.inner.chain(head, afterDepth, limit);
+    } catch (e) {
+      throw toStoreError(e, "store.chain", this.mapError);
+    }
+  }
+
+  chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
+    try {
+      this.open();
+      checkChainRead("chainMeta", head, afterDepth, limit);
+      return this.inner.chainMeta(head, afterDepth, limit, Boolean(reverse));
+    } catch (e) {
+      throw toStoreError(e, "store.chainMeta", this.mapError);
+    }
+  }
+
+  log(session: SessionId, query: LogQuery = {}): EventMeta[] {
+    try {
+      this.open();
+      checkSession(session, "log");
+      checkOptions(query, "log", "{branch?, after?, limit?, reverse?} as its query", false);
+      if (query.branch !== undefined) checkBranch(query.branch, "log: query.branch");
+      if (query.after !== undefined) checkId(query.after, "log: after");
+      if (query.limit !== undefined) checkCount(query.limit, "log: limit");
+      return this.inner.log(session, query);
+    } catch (e) {
+      throw toStoreError(e, "store.log", this.mapError);
+    }
+  }
+
+  isAncestor(ancestor: EventId, descendant: EventId): boolean {
+    try {
+      this.open();
+      checkId(ancestor, "isAncestor");
+      checkId(descendant, "isAncestor");
+      return this.inner.isAncestor(ancestor, descendant);
+    } catch (e) {
+      throw toStoreError(e, "store.isAncestor", this.mapError);
+    }
+  }
+
+  atDepth(head: EventId, depth: number): EventMeta | undefined {
+    try {
+      this.open();
+      checkId(head, "atDepth: the head");
+      if (!Number.isSafeInteger(depth)) throw new StoreError("bad-input", `atDepth: the depth must be an integer, got ${show(depth)}`);
+      return this.inner.atDepth(head, depth);
+    } catch (e) {
+      throw toStoreError(e, "store.atDepth", this.mapError);
+    }
+  }
+
+  // ── snapshots and blobs ─────────────────────────────────────────────────────────────────────
+
+  /**
+   * The page references themselves are checked by the directory writer as it encodes the chunks
+   * that changed (snapshot-pages.ts: `checkPage`): checking every page of every snapshot again here
+   * would cost a regex per page, several times the cost of a snapshot that changed a few pages.
+   */
+  putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): void {
+    try {
+      this.open();
+      checkId(event, "putSnapshot: the event");
+      if (typeof header !== "string") throw new StoreError("bad-input", `putSnapshot: the header must be a string, got ${show(header)}`);
+      if (!Array.isArray(pages))
+        throw new StoreError("bad-input", `putSnapshot: pages must be an array of blob hashes or nulls, got ${show(pages)}`);
+      if (pages.length > MAX_PAGES)
+        throw new StoreError(
+          "bad-input",
+          `putSnapshot: ${pages.length} pages, more than a snapshot holds (${MAX_PAGES}); nothing was written`,
+        );
+      this.writing("putSnapshot");
+      this.inner.putSnapshot(event, header, pages);
+    } catch (e) {
+      throw toStoreError(e, "store.putSnapshot", this.mapError);
+    }
+  }
+
+  nearestSnapshot(event: EventId): SnapshotRecord | undefined {
+    try {
+      this.open();
+      checkId(event, "nearestSnapshot");
+      return this.inner.nearestSnapshot(event);
+    } catch (e) {
+      throw toStoreError(e, "store.nearestSnapshot", this.mapError);
+    }
+  }
+
+  snapshots(session: SessionId): EventMeta[] {
+    try {
+      this.open();
+      checkSession(session, "snapshots");
+      return this.inner.snapshots(session);
+    } catch (e) {
+      throw toStoreError(e, "store.snapshots", this.mapError);
+    }
+  }
+
+  putBlob(data: Uint8Array | string): string {
+    try {
+      this.open();
+      if (typeof data !== "string" && !(data instanceof Uint8Array))
+        throw new StoreError("bad-input", `putBlob takes a string or bytes (Uint8Array/Buffer), got ${show(data)}`);
+      this.writing("putBlob");
+      return this.inner.putBlob(data);
+    } catch (e) {
+      throw toStoreError(e, "store.putBlob", this.mapError);
+    }
+  }
+
+  getBlob(hash: string): Buffer | undefined {
+    try {
+      this.open();
+      checkHash(hash, "getBlob");
+      return this.inner.getBlob(hash);
+    } catch (e) {
+      throw toStoreError(e, "store.getBlob", this.mapError);
+    }
+  }
+
+  getBlobs(hashes: readonly string[]): Map<string, Buffer> {
+    try {
+      this.open();
+      if (!Array.isArray(hashes)) throw new StoreError("bad-input", `getBlobs takes an array of blob hashes, got ${show(hashes)}`);
+      for (const h of hashes) checkHash(h, "getBlobs");
+      return this.inner.getBlobs(hashes);
+    } catch (e) {
+      throw toStoreError(e, "store.getBlobs", this.mapError);
+    }
+  }
+
+  hasBlob(hash: string): boolean {
+    try {
+      this.open();
+      checkHash(hash, "hasBlob");
+      return this.inner.hasBlob(hash);
+    } catch (e) {
+      throw toStoreError(e, "store.hasBlob", this.mapError);
+    }
+  }
+
+  // ── leases (ST-23) ──────────────────────────────────────────────────────────────────────────
+
+  acquireLease(session: SessionId, branch: string, owner: string, stale?: (holder: LeaseInfo) => boolean): LeaseResult {
+    const own = new Callback();
+    try {
+      this.open();
+      checkLeaseArgs(session, branch, "acquireLease");
+      checkOwner(owner, stale);
+      this.writing("acquireLease");
+      return this.inner.acquireLease(session, branch, owner, stale === undefined ? undefined : own.wrap(stale));
+    } catch (e) {
+      // The caller's `stale` may throw: its error passes through as it is.
+      throw own.threw(e) ? e : toStoreError(e, "store.acquireLease", this.mapError);
+    }
+  }
+
+  renewLease(session: SessionId, branch: string, token: number): boolean {
+    try {
+      this.open();
+      checkLeaseArgs(session, branch, "renewLease");
+      checkToken(token, "renewLease");
+      this.writing("renewLease");
+      return this.inner.renewLease(session, branch, token);
+    } catch (e) {
+      throw toStoreError(e, "store.renewLease", this.mapError);
+    }
+  }
+
+  releaseLease(session: SessionId, branch: string, token: number): boolean {
+    try {
+      this.open();
+      checkLeaseArgs(session, branch, "releaseLease");
+      checkToken(token, "releaseLease");
+      this.writing("releaseLease");
+      return this.inner.releaseLease(session, branch, token);
+    } catch (e) {
+      throw toStoreError(e, "store.releaseLease", this.mapError);
+    }
+  }
+
+  lease(session: SessionId, branch: string): LeaseInfo | undefined {
+    try {
+      this.open();
+      checkLeaseArgs(session, branch, "lease");
+      return this.inner.lease(session, branch);
+    } catch (e) {
+      throw toStoreError(e, "store.lease", this.mapError);
+    }
+  }
+
+  verify(session?: SessionId, hooks: VerifyHooks = {}): VerifyReport {
+    try {
+      this.open();
+      if (session !== undefined) checkSession(session, "verify");
+      checkHooks(hooks);
+      // Verify only reads (ST-17): a hook that writes is refused like a write inside readTransaction.
+      this.reading++;
+      try {
+        return this.inner.verify(session, hooks);
+      } finally {
+        this.reading--;
+      }
+    } catch (e) {
+      throw toStoreError(e, "store.verify", this.mapError);
+    }
+  }
+
+  // ── the contract's own state ────────────────────────────────────────────────────────────────
+
+  /** Refuses a call on a closed store. */
+  private open(): void {
+    if (this.inner.closed) throw new StoreError("closed", `the store at ${this.inner.path} was closed`);
+  }
+
+  /** Refuses a write inside `readTransaction` (or `verify`): it would need the write lock from a snapshot that may be stale. */
+  private writing(what: string): void {
+    if (this.reading > 0)
+      throw new StoreError(
+        "bad-input",
+        `store.${what} was called inside store.readTransaction, which only reads; write outside it (or use store.transaction)`,
+      );
+  }
+}
+
+/**
+ * What a transaction's `fn` returned, refused when it is a promise: the store is synchronous, so
+ * writes after an `await` would land outside the transaction. Thrown inside it, so it rolls back.
+ */
+function synchronous<T>(result: T): T {
+  if (typeof (result as { then?: unknown } | null)?.then !== "function") return result;
+  Promise.resolve(result).catch(() => {}); // its failure, if any, is reported by the error below
+  throw new StoreError(
+    "bad-input",
+    "store.transaction: fn returned a promise, but the store is synchronous: do every write inside fn without await; nothing was written",
+  );
+}
+
+/** The arguments of a chain read: an event id, then two counts. */
+function checkChainRead(what: string, head: unknown, afterDepth: unknown, limit: unknown): void {
+  checkId(head, `${what}: the head`);
+  checkCount(afterDepth, `${what}: afterDepth`);
+  checkCount(limit, `${what}: limit`);
+}
+
+/**
+ * A caller's callback, wrapped so that what it throws is known: exactly that error passes through
+ * the store unchanged (ST-20), while an error of the store's own is mapped.
+ */
+class Callback {
+  #thrown: { readonly error: unknown } | undefined;
+
+  wrap<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+    return (...args) => {
+      try {
+        return fn(...args);
+      } catch (e) {
+        this.#thrown = { error: e };
+        throw e;
+      }
+    };
+  }
+
+  threw(e: unknown): boolean {
+    return this.#thrown !== undefined && this.#thrown.error === e;
+  }
+}

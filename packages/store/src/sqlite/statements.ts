@@ -1,0 +1,316 @@
+/**
+ * The SQLite backend's prepared statements, in one place and typed: each says what it binds and
+ * what it returns, so no cast of a row is needed anywhere else. Portable SQL (decision 0007),
+ * prepared once per connection. Chain reads come in pairs — a rowid range and a (segment, depth)
+ * range — chosen per span by the chain reader (ST-7). A file of a schema before digests and leases
+ * (opened read-only, unmigrated: ST-4) selects `NULL` for the digest, which the store then
+ * computes, and has no write or lease statements.
+ *
+ * The row types say what a whole file holds; the code that maps rows to values still converts
+ * with `Number()` where a damaged file could hold something else (SQLite columns are not typed).
+ */
+import type Database from "better-sqlite3";
+import { StoreError } from "../errors.ts";
+
+/** A prepared read binding `P` and returning rows (or values) `R`. */
+export interface Query<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+}
+
+/** A prepared write binding `P`. */
+export interface Command<P extends unknown[]> {
+  run(...params: P): { readonly changes: number; readonly lastInsertRowid: number | bigint };
+}
+
+export interface SessionRow {
+  readonly id: string;
+  readonly title: string | null;
+  readonly created: number;
+  readonly metadata: string;
+}
+
+export interface SegmentRow {
+  readonly id: number;
+  readonly session: string;
+  readonly parent: number | null;
+  readonly fork_depth: number;
+}
+
+/** A branch with its head resolved: `head` when pinned, else its segment's tip (`tip_id`, `tip_depth`). */
+export interface BranchRow {
+  readonly name: string;
+  readonly segment: number;
+  readonly head: number | null;
+  readonly created: number;
+  readonly origin: string;
+  readonly origin_event: number | null;
+  readonly tip_id: number | null;
+  readonly tip_depth: number | null;
+  /** The depth of `head` (null when `head` names no event: damage, ST-25). */
+  readonly head_depth: number | null;
+}
+
+/** An event without its payload (`prior` absent in listings: the covering index has none). */
+export interface MetaRow {
+  readonly id: number;
+  readonly segment: number;
+  readonly depth: number;
+  readonly prior?: number | null;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number;
+  /** null in a legacy file (schema < 3). */
+  readonly digest: Buffer | null;
+}
+
+export interface EventRow extends MetaRow {
+  readonly prior: number | null;
+  /** The payload's blob hash when it is stored as a blob (then `data` is ""). */
+  readonly blob: Buffer | null;
+  readonly data: string;
+}
+
+/** A full event row as a tuple, in EVENT_COLUMNS order (chain reads use raw rows: no object per row). */
+export type EventTuple = [
+  id: number,
+  depth: number,
+  prior: number | null,
+  kind: string,
+  label: string | null,
+  by: string | null,
+  ts: number,
+  digest: Buffer | null,
+  blob: Buffer | null,
+  data: string,
+];
+
+/** An event's place: its id and depth (a raw row). */
+export type Place = [id: number, depth: number];
+
+export interface SnapshotRow {
+  readonly event: number;
+  readonly depth: number;
+  readonly header: string;
+  readonly pages: Buffer;
+}
+
+export interface LeaseRow {
+  readonly token: number;
+  readonly owner: string | null;
+  readonly acquired: number | null;
+  readonly renewed: number | null;
+}
+
+/** Columns of a full event row; raw chain reads return them in this order (see {@link EventTuple}). */
+const EVENT_COLUMNS = "id, depth, prior, kind, label, by, ts, digest, blob, data";
+
+/** Rows in a single `IN (…)` list (far below SQLite's limit on bound parameters). */
+const BATCH = 500;
+
+/** The statements of a connection; `legacy` for a file without digests and leases (schema < 3). */
+export function prepare(db: Database.Database, legacy = false) {
+  const D = legacy ? "NULL AS digest" : "digest";
+  const full = legacy ? EVENT_COLUMNS.replace("digest", D) : EVENT_COLUMNS;
+  // The one place where statements get their types (better-sqlite3's are untyped).
+  const rows = <P extends unknown[], R>(sql: string) => db.prepare(sql) as unknown as Query<P, R>;
+  const values = <P extends unknown[], V>(sql: string) => db.prepare(sql).pluck() as unknown as Query<P, V>;
+  const tuples = <P extends unknown[], T>(sql: string) => db.prepare(sql).raw() as unknown as Query<P, T>;
+  /** Writes (and a write's RETURNING): a legacy file is never written, so they stand for a refusal there. */
+  const command = <P extends unknown[]>(sql: string): Command<P> => (legacy ? UNWRITABLE : (db.prepare(sql) as unknown as Command<P>));
+  const returning = <P extends unknown[], V>(sql: string): Query<P, V> => (legacy ? UNWRITABLE : values<P, V>(sql));
+  const tipOf = "(SELECT id FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
+  const tipDepthOf = "(SELECT depth FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
+  const headDepthOf = "(SELECT depth FROM events WHERE id = b.head)";
+  const branchCols = `b.name, b.segment, b.head, b.created, b.origin, b.origin_event, ${tipOf} AS tip_id, ${tipDepthOf} AS tip_depth, ${headDepthOf} AS head_depth`;
+  const sessionCols = "id, title, created, metadata";
+  const listCols = `id, segment, depth, kind, label, by, ts, ${D}`;
+  /** Full rows of many events at once, `BATCH` ids per statement (prepared per batch size). */
+  const eventsIn = (ids: readonly number[]): EventRow[] => {
+    const out: EventRow[] = [];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const batch = ids.slice(i, i + BATCH);
+      out.push(
+        ...rows<number[], EventRow>(`SELECT segment, ${full} FROM events WHERE id IN (${batch.map(() => "?").join(",")})`).all(...batch),
+      );
+    }
+    return out;
+  };
+  /** Hashes and bytes of many blobs at once. */
+  const blobsIn = (hashes: readonly Buffer[]): { hash: Buffer; data: Buffer }[] => {
+    const out: { hash: Buffer; data: Buffer }[] = [];
+    for (let i = 0; i < hashes.length; i += BATCH) {
+      const batch = hashes.slice(i, i + BATCH);
+      out.push(
+        ...rows<Buffer[], { hash: Buffer; data: Buffer }>(
+          `SELECT hash, data FROM blobs WHERE hash IN (${batch.map(() => "?").join(",")})`,
+        ).all(...batch),
+      );
+    }
+    return out;
+  };
+  return {
+    eventsIn,
+    blobsIn,
+    insertSession: command<[id: string, title: string | null, created: number, metadata: string]>(
+      "INSERT INTO sessions (id, title, created, metadata) VALUES (?, ?, ?, ?)",
+    ),
+    session: rows<[id: string], SessionRow>(`SELECT ${sessionCols} FROM sessions WHERE id = ?`),
+    sessions: rows<[], SessionRow>(`SELECT ${sessionCols} FROM sessions ORDER BY id DESC`),
+    sessionsByPrefix: rows<[from: string, to: string], SessionRow>(
+      `SELECT ${sessionCols} FROM sessions WHERE id >= ? AND id < ? ORDER BY id DESC`,
+    ),
+    updateSession: command<[title: string | null, metadata: string, id: string]>(
+      "UPDATE sessions SET title = ?, metadata = ? WHERE id = ?",
+    ),
+    reserve: returning<[count: number, id: string], number>("UPDATE sessions SET counter = counter + ? WHERE id = ? RETURNING counter"),
+    insertSegment: command<[session: string, parent: number | null, forkDepth: number]>(
+      "INSERT INTO segments (session, parent, fork_depth) VALUES (?, ?, ?)",
+    ),
+    segmentAncestry: rows<[id: number], SegmentRow>(
+      // UNION (not UNION ALL): a cycle of parents in a damaged file ends the recursion (ST-7).
+      `WITH RECURSIVE a(id) AS (SELECT ? UNION SELECT s.parent FROM segments s JOIN a ON s.id = a.id WHERE s.parent IS NOT NULL)
+       SELECT s.id, s.session, s.parent, s.fork_depth FROM segments s JOIN a ON s.id = a.id`,
+    ),
+    insertBranch: command<
+      [session: string, name: string, segment: number, head: number | null, created: number, origin: string, originEvent: number | null]
+    >("INSERT INTO branches (session, name, segment, head, created, origin, origin_event) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+    branch: rows<[session: string, name: string], BranchRow>(`SELECT ${branchCols} FROM branches b WHERE b.session = ? AND b.name = ?`),
+    branches: rows<[session: string], BranchRow>(`SELECT ${branchCols} FROM branches b WHERE b.session = ? ORDER BY b.created, b.name`),
+    ownSegment: command<[segment: number, session: string, name: string]>(
+      "UPDATE branches SET segment = ?, head = NULL WHERE session = ? AND name = ?",
+    ),
+    pinBranch: command<[segment: number, head: number, session: string, name: string]>(
+      "UPDATE branches SET segment = ?, head = ? WHERE session = ? AND name = ?",
+    ),
+    headOf: rows<[id: number], { depth: number; digest: Buffer | null }>(`SELECT depth, ${D} FROM events WHERE id = ?`),
+    insertEvent: command<
+      [
+        segment: number,
+        depth: number,
+        prior: number | null,
+        kind: string,
+        label: string | null,
+        by: string | null,
+        ts: number,
+        digest: Buffer,
+        blob: Buffer | null,
+        data: string,
+      ]
+    >("INSERT INTO events (segment, depth, prior, kind, label, by, ts, digest, blob, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    // The append fast path (ST-9): the WHERE is the compare-and-swap on the branch's tip.
+    appendIfTip: command<AppendParams>(
+      `INSERT INTO events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE EXISTS (SELECT 1 FROM branches WHERE session = ? AND name = ? AND segment = ? AND head IS NULL)
+         AND NOT EXISTS (SELECT 1 FROM events WHERE segment = ? AND depth = ?)`,
+    ),
+    // The same, fenced (ST-23): only while the branch's lease is still the writer's token.
+    appendIfTipLeased: command<[...AppendParams, session: string, branch: string, token: number]>(
+      `INSERT INTO events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE EXISTS (SELECT 1 FROM branches WHERE session = ? AND name = ? AND segment = ? AND head IS NULL)
+         AND NOT EXISTS (SELECT 1 FROM events WHERE segment = ? AND depth = ?)
+         AND EXISTS (SELECT 1 FROM leases WHERE session = ? AND branch = ? AND token = ? AND owner IS NOT NULL)`,
+    ),
+    eventFull: rows<[id: number], EventRow>(`SELECT segment, ${full} FROM events WHERE id = ?`),
+    eventMeta: rows<[id: number], EventRow>(`SELECT id, segment, depth, prior, kind, label, by, ts, ${D} FROM events WHERE id = ?`),
+    eventSegment: values<[id: number], number>("SELECT segment FROM events WHERE id = ?"),
+    atDepth: values<[segment: number, depth: number], number>("SELECT id FROM events WHERE segment = ? AND depth = ?"),
+    firstAfter: tuples<[segment: number, depth: number], Place>(
+      "SELECT id, depth FROM events WHERE segment = ? AND depth > ? ORDER BY depth LIMIT 1",
+    ),
+    lastUpTo: tuples<[segment: number, depth: number], Place>(
+      "SELECT id, depth FROM events WHERE segment = ? AND depth <= ? ORDER BY depth DESC LIMIT 1",
+    ),
+    chainRange: tuples<IdRange, EventTuple>(`SELECT ${full} FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?`),
+    chainDepths: tuples<DepthRange, EventTuple>(
+      `SELECT ${full} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?`,
+    ),
+    // Payload reads select one column (plucked): a blob-backed payload reads as "" and is filled
+    // from the blob refs, fetched only for a batch that has one.
+    chainDataRange: values<IdRange, string>("SELECT data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?"),
+    chainBlobsRange: values<IdRange, Buffer>(
+      "SELECT blob FROM events WHERE id >= ? AND id <= ? AND +segment = ? AND blob IS NOT NULL ORDER BY id LIMIT ?",
+    ),
+    chainDataDepths: values<DepthRange, string>(
+      "SELECT data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
+    ),
+    chainBlobsDepths: values<DepthRange, Buffer>(
+      "SELECT blob FROM events WHERE segment = ? AND depth > ? AND depth <= ? AND blob IS NOT NULL ORDER BY depth LIMIT ?",
+    ),
+    listRange: rows<DepthRange, MetaRow>(
+      `SELECT ${listCols} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?`,
+    ),
+    listRangeDesc: rows<DepthRange, MetaRow>(
+      `SELECT ${listCols} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth DESC LIMIT ?`,
+    ),
+    insertSnapshot: command<[event: number, segment: number, depth: number, header: string, pages: Buffer]>(
+      "INSERT OR REPLACE INTO snapshots (event, segment, depth, header, pages) VALUES (?, ?, ?, ?, ?)",
+    ),
+    snapshotIn: rows<[segment: number, from: number, to: number], SnapshotRow>(
+      "SELECT event, depth, header, pages FROM snapshots WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth DESC LIMIT 1",
+    ),
+    snapshotsOf: values<[session: string], number>(
+      "SELECT n.event FROM snapshots n JOIN segments s ON s.id = n.segment WHERE s.session = ? ORDER BY n.event",
+    ),
+    insertBlob: command<[hash: Buffer, size: number, data: Uint8Array]>(
+      "INSERT INTO blobs (hash, size, data) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+    ),
+    blob: values<[hash: Buffer], Buffer>("SELECT data FROM blobs WHERE hash = ?"),
+    hasBlob: values<[hash: Buffer], number>("SELECT 1 FROM blobs WHERE hash = ?"),
+    // Leases (ST-23). A released row keeps its last token (owner NULL) so tokens never repeat.
+    lease: legacy
+      ? undefined
+      : rows<[session: string, branch: string], LeaseRow>(
+          "SELECT token, owner, acquired, renewed FROM leases WHERE session = ? AND branch = ?",
+        ),
+    takeLease: returning<[session: string, branch: string, owner: string, acquired: number, renewed: number], number>(
+      `INSERT INTO leases (session, branch, token, owner, acquired, renewed) VALUES (?, ?, 1, ?, ?, ?)
+       ON CONFLICT (session, branch) DO UPDATE SET token = token + 1, owner = excluded.owner, acquired = excluded.acquired, renewed = excluded.renewed
+       RETURNING token`,
+    ),
+    renewLease: command<[renewed: number, session: string, branch: string, token: number]>(
+      "UPDATE leases SET renewed = ? WHERE session = ? AND branch = ? AND token = ? AND owner IS NOT NULL",
+    ),
+    releaseLease: command<[session: string, branch: string, token: number]>(
+      "UPDATE leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = ? AND branch = ? AND token = ? AND owner IS NOT NULL",
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof prepare>;
+
+/** A span read as a rowid range: first id, last id, segment, at most rows. */
+export type IdRange = [lo: number, hi: number, segment: number, limit: number];
+/** A span read through the (segment, depth) index: segment, after depth, up to depth, at most rows. */
+export type DepthRange = [segment: number, from: number, to: number, limit: number];
+
+type AppendParams = [
+  segment: number,
+  depth: number,
+  prior: number,
+  kind: string,
+  label: string | null,
+  by: string | null,
+  ts: number,
+  digest: Buffer,
+  blob: Buffer | null,
+  data: string,
+  session: string,
+  branch: string,
+  ownedSegment: number,
+  tipSegment: number,
+  nextDepth: number,
+];
+
+const refuse = (): never => {
+  throw new StoreError("read-only", "this store was opened read-only (an older schema, read as it is, unmigrated); nothing was written");
+};
+
+/**
+ * Stands for a write statement on a legacy file (opened read-only as it is): preparing it would
+ * fail (the columns are not there) and running it must not happen.
+ */
+const UNWRITABLE = { run: refuse, get: refuse, all: refuse };
