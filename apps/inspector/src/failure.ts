@@ -3,7 +3,7 @@
  * status that says whose problem it is. One request's failure is that request's answer and
  * nothing more: the server goes on serving every other request.
  */
-import { TemplateError } from "@strata/agent";
+import { TemplateError, WorkspaceStateError } from "@strata/agent";
 import { DomError } from "@strata/dom";
 import { EngineError } from "@strata/engine";
 import { StoreError } from "@strata/store";
@@ -21,8 +21,8 @@ export class HttpError extends Error {
 
 /**
  * The answer for an error: 400 bad input (event id, selector), 404 unknown session, event, branch
- * or element, 422 a recorded template that cannot be rendered at that event (its name, line and
- * column), 500 a damaged store or anything unexpected (`internal error: …`).
+ * or element, 413 a file too large to send, 422 a recorded template that cannot be rendered at that
+ * event (its name, line and column) or a `<workspace>` record that cannot be read, 500 a damaged store or anything unexpected (`internal error: …`).
  */
 export function errorBody(e: unknown): ErrorBody {
   if (e instanceof HttpError) return { status: e.status, message: e.message };
@@ -36,6 +36,13 @@ export function errorBody(e: unknown): ErrorBody {
       column: e.column,
       reason: e.code,
       ...(e.limit !== undefined ? { limit: e.limit } : {}),
+    };
+  if (e instanceof WorkspaceStateError && e.code === "bad-entry")
+    return {
+      status: 422,
+      code: "workspace-error",
+      message: `the session's workspace record cannot be read here: ${e.message}`,
+      reason: e.code,
     };
   if (e instanceof DomError && e.code === "bad-selector") return { status: 400, message: e.message };
   if ((e instanceof EngineError || e instanceof StoreError) && e.code === "not-found") return { status: 404, message: e.message };

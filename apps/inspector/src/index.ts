@@ -17,6 +17,16 @@ export {
   type EventRow,
   type EventsQuery,
   type EventsResponse,
+  type FileContent,
+  type FileDelta,
+  type FileDiffQuery,
+  type FileDiffResponse,
+  type FileDiffRow,
+  type FileQuery,
+  type FileResponse,
+  type FileRow,
+  type FilesQuery,
+  type FilesResponse,
   type JsonEndpoint,
   type MatchesResponse,
   type NodeJson,
@@ -38,3 +48,4 @@ export {
 } from "./protocol.ts";
 export { type Running, type ServeOptions, startServer } from "./server.ts";
 export { FULL, type TreeWindow, treeJson, WINDOW } from "./tree-json.ts";
+export { type Unified, type UnifiedOptions, unifiedDiff } from "./unified.ts";

@@ -124,6 +124,82 @@ export interface PromptResponse {
   readonly request: ModelRequest;
 }
 
+/** One tracked file of the workspace (IN-22): as its `<file>` element records it. */
+export interface FileRow {
+  /** POSIX, relative to the workspace root. */
+  readonly path: string;
+  /** `644`, `755` (owner-executable) or `link` (a symlink: its bytes are the target). */
+  readonly mode: "644" | "755" | "link";
+  /** Bytes. */
+  readonly size: number;
+  /** sha256 (hex) of the bytes: the blob that holds them. */
+  readonly hash: string;
+}
+
+/**
+ * `GET …/files`: the workspace at `event` (IN-22), files sorted by path; `total` of them, these
+ * from index `offset`. Before the baseline the tree records no workspace: `tracked` is false.
+ */
+export interface FilesResponse {
+  readonly event: EventId;
+  readonly tracked: boolean;
+  /** `<workspace dir>`: the branch's working directory, when recorded. */
+  readonly dir: string | null;
+  readonly total: number;
+  /** Bytes of every tracked file together. */
+  readonly bytes: number;
+  readonly offset: number;
+  readonly files: readonly FileRow[];
+}
+
+/**
+ * A file's bytes as the page shows them (IN-23): UTF-8 text without NUL is text; a symlink's
+ * bytes are its target; anything else is binary, and its bytes are not sent.
+ */
+export type FileContent =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "link"; readonly target: string }
+  | { readonly kind: "binary" };
+
+/** `GET …/file?path=`: one file at `event` and its content. */
+export interface FileResponse {
+  readonly event: EventId;
+  readonly file: FileRow;
+  readonly content: FileContent;
+}
+
+/**
+ * What the file diff shows of one changed file's content (IN-24): a unified diff when both sides
+ * are text (a missing side is empty), else why not — a binary side (compare sizes and hashes), the
+ * same bytes (only the mode changed), a side over the per-file bound, this response's budget spent
+ * (ask again with `?path=`), bytes the store does not have.
+ */
+export type FileDelta =
+  | { readonly kind: "text"; readonly unified: string; readonly added: number; readonly removed: number; readonly coarse: boolean }
+  | { readonly kind: "binary" }
+  | { readonly kind: "same" }
+  | { readonly kind: "too-large"; readonly limit: number }
+  | { readonly kind: "omitted"; readonly budget: number }
+  | { readonly kind: "missing"; readonly hashes: readonly string[] };
+
+/** One changed file: its record before (absent when added) and after (absent when deleted). */
+export interface FileDiffRow {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+  readonly before: FileRow | null;
+  readonly after: FileRow | null;
+  readonly delta: FileDelta;
+}
+
+/** `GET …/filediff`: the files that differ from `from`'s workspace to `to`'s, sorted by path; `total` of them, these from `offset`. */
+export interface FileDiffResponse {
+  readonly from: EventId;
+  readonly to: EventId;
+  readonly total: number;
+  readonly offset: number;
+  readonly changes: readonly FileDiffRow[];
+}
+
 /** The body of every failed request (IN-6, IN-19). */
 export interface ErrorResponse {
   readonly error: ErrorBody;
@@ -132,12 +208,15 @@ export interface ErrorResponse {
 export interface ErrorBody {
   readonly status: number;
   readonly message: string;
-  /** `template-error` for a recorded template that fails to render (with where). */
+  /**
+   * `template-error` for a recorded template that fails to render (with where); `workspace-error`
+   * for a `<workspace>` record that cannot be read (`reason`: the workspace error's code).
+   */
   readonly code?: string;
   readonly template?: string;
   readonly line?: number;
   readonly column?: number;
-  /** The template error's kind (`syntax`, `render`, `limit` …) and, for a bound, which one. */
+  /** The template's or workspace's error kind (`syntax`, `render`, `limit`, `bad-entry` …) and, for a bound, which one. */
   readonly reason?: string;
   readonly limit?: string;
 }
@@ -187,6 +266,27 @@ export interface DiffQuery extends OnBranch {
   /** Default: the branch's head. */
   readonly to?: EventId | number;
 }
+export interface FilesQuery extends AtEvent {
+  /** Index of the first file, in path order (default 0). */
+  readonly offset?: number;
+  /** At most this many (1 … 5000, default 1000). */
+  readonly limit?: number;
+}
+export interface FileQuery extends AtEvent {
+  /** The file's path in the workspace. */
+  readonly path: string;
+}
+export interface FileDiffQuery extends OnBranch {
+  readonly from: EventId | number;
+  /** Default: the branch's head. */
+  readonly to?: EventId | number;
+  /** Index of the first changed file, in path order (default 0). */
+  readonly offset?: number;
+  /** At most this many (1 … 1000, default 200). */
+  readonly limit?: number;
+  /** Only this path's change (none when it did not change). */
+  readonly path?: string;
+}
 export interface StreamQuery extends OnBranch {
   /** Send the events after this one (default: the head); `Last-Event-ID` wins over it. */
   readonly from?: EventId | number;
@@ -210,6 +310,9 @@ export interface Protocol {
   text: { query: TextQuery; response: TextResponse };
   diff: { query: DiffQuery; response: DiffResponse };
   prompt: { query: AtEvent; response: PromptResponse };
+  files: { query: FilesQuery; response: FilesResponse };
+  file: { query: FileQuery; response: FileResponse };
+  filediff: { query: FileDiffQuery; response: FileDiffResponse };
   stream: { query: StreamQuery; response: never };
 }
 
@@ -236,6 +339,9 @@ export const ENDPOINTS = {
   text: { method: "GET", path: "/api/sessions/:session/text" },
   diff: { method: "GET", path: "/api/sessions/:session/diff" },
   prompt: { method: "GET", path: "/api/sessions/:session/prompt" },
+  files: { method: "GET", path: "/api/sessions/:session/files" },
+  file: { method: "GET", path: "/api/sessions/:session/file" },
+  filediff: { method: "GET", path: "/api/sessions/:session/filediff" },
   stream: { method: "GET", path: "/api/sessions/:session/stream" },
 } as const satisfies { readonly [E in Endpoint]: { readonly method: "GET"; readonly path: `/api/${string}` } };
 

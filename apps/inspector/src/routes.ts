@@ -14,7 +14,10 @@ import { diffTrees, select, toXml } from "@strata/dom";
 import { decodeEvent } from "@strata/engine";
 import type { EventMeta, Store } from "@strata/store";
 import { HttpError } from "./failure.ts";
+import { fileDiff } from "./file-diff.ts";
+import { fileAt, filesPage, pathParam } from "./files.ts";
 import { type LiveOptions, openLive } from "./live.ts";
+import { countParam } from "./params.ts";
 import {
   type BranchRow,
   ENDPOINTS,
@@ -189,6 +192,43 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const session = sessionOf(store, params.session).id;
       const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
       return { event: at, request: projectRequest(trees.at(at), blobReader(store)) };
+    }),
+
+    // IN-22: the workspace at an event, a page of its files in path order.
+    files: route("files", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+      const offset = countParam("offset", query.get("offset"), { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 });
+      const limit = countParam("limit", query.get("limit"), { min: 1, max: 5000, default: 1000 });
+      return filesPage(trees.at(at), at, offset, limit);
+    }),
+
+    // IN-23: one file's content at an event.
+    file: route("file", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+      return fileAt(store, trees.at(at), at, pathParam(query.get("path")));
+    }),
+
+    // IN-24: the files that changed from one event to another, with unified diffs for text.
+    filediff: route("filediff", ({ params, query }) => {
+      const session = sessionOf(store, params.session).id;
+      const b = branchOf(store, session, query.get("branch"));
+      const from = eventOf(store, session, query.get("from"));
+      const to = eventOf(store, session, query.get("to"), b.head);
+      const offset = countParam("offset", query.get("offset"), { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 });
+      const limit = countParam("limit", query.get("limit"), { min: 1, max: 1000, default: 200 });
+      const path = query.get("path");
+      return fileDiff(
+        store,
+        { event: from, tree: trees.at(from) },
+        { event: to, tree: trees.at(to) },
+        {
+          offset,
+          limit,
+          ...(path === null ? {} : { path: pathParam(path) }),
+        },
+      );
     }),
 
     // IN-5, IN-18: the live stream from `Last-Event-ID` (a reconnect), `?from=` or the head.

@@ -23,6 +23,7 @@ import {
 } from "../src/index.ts";
 import { match, segmentsOf } from "../src/router.ts";
 import { type Fixture, recordedSession } from "./fixture.ts";
+import { commitFiles } from "./workspace-fixture.ts";
 
 let fx: Fixture;
 let srv: Running;
@@ -58,6 +59,9 @@ const message = (body: string): string | undefined => (JSON.parse(body) as { err
 
 describe("IN-20 one protocol, one route table", () => {
   it("every endpoint answers on the real server with its response's keys", async () => {
+    // a workspace, so the file endpoints have a file to answer with
+    commitFiles(fx.session, [{ path: "a.txt", bytes: "one\n" }], "workspace.baseline");
+    commitFiles(fx.session, [{ path: "a.txt", bytes: "two\n" }], "call.end");
     const s = fx.session.id;
     const head = fx.session.head.id;
     const first = fx.session.log()[0]?.id as number;
@@ -72,6 +76,9 @@ describe("IN-20 one protocol, one route table", () => {
       text: { path: pathOf("text", { session: s }), query: "id=1", keys: ["event", "id", "text"] },
       diff: { path: pathOf("diff", { session: s }), query: `from=${first}`, keys: ["diff", "from", "to"] },
       prompt: { path: pathOf("prompt", { session: s }), keys: ["event", "request"] },
+      files: { path: pathOf("files", { session: s }), keys: ["bytes", "dir", "event", "files", "offset", "total", "tracked"] },
+      file: { path: pathOf("file", { session: s }), query: "path=a.txt", keys: ["content", "event", "file"] },
+      filediff: { path: pathOf("filediff", { session: s }), query: `from=${first}`, keys: ["changes", "from", "offset", "to", "total"] },
       stream: { path: pathOf("stream", { session: s }), keys: [] },
     };
     expect(Object.keys(cases).sort()).toEqual(Object.keys(ENDPOINTS).sort());

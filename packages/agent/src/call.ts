@@ -4,12 +4,16 @@
  * attempt committed before the handler runs: intent before effect) → `executeBounded` (execute.ts:
  * the handler under the call limits) → `finalizeCall` (the outcome, its observation, the staged
  * tree edits and any stop it causes, as one event). A cancel while the call runs marks it
- * `interrupted` (`interruptCall`).
+ * `interrupted` (`interruptCall`). For a tool with `effects` in a run with a workspace tracker
+ * (effects.ts), the baseline or the outside changes are recorded before `running`, and the files
+ * the handler changed are captured after it and ride in the settle event, whatever the outcome
+ * (WS-21, WS-22).
  */
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
 import { bodyOf } from "@strata/engine";
 import type { PendingCall, RunContext } from "./context.ts";
-import { boundObservation, type Diag, executeBounded } from "./execute.ts";
+import { type CallFiles, hasEffects, type LoopWorkspace, writeCallFiles } from "./effects.ts";
+import { appendDiags, boundObservation, type Diag, executeBounded } from "./execute.ts";
 import { type Counts, type RunResult, runResult, stopRun, stopSpec } from "./runs.ts";
 import { type Action, type ActionOutcome, type CallLimits, DEFAULT_CALL_LIMITS, refusedOutcome, type TreeEdit } from "./tools/registry.ts";
 import { ATTR, byCall, CALL, LABEL, STOP, setCallStatus, TAG } from "./vocabulary.ts";
@@ -21,16 +25,29 @@ export async function runCall(run: RunContext, call: PendingCall, retry: boolean
   if (run.signal.aborted) return stopRun(run, STOP.cancelled, "the run was cancelled");
   const prepared = prepareCall(run, call);
   if (!prepared.ok) return finalizeCall(run, call, prepared.refused, prepared.reason, [], limits, []);
+  const files = filesOf(run, call.tool);
+  if (files !== undefined) {
+    // The files as they were before the call, recorded before its intent to run (WS-21, WS-25).
+    await files.prepare(run.session, retry);
+    if (run.signal.aborted) return stopRun(run, STOP.cancelled, "the run was cancelled");
+  }
   startCall(run, call, retry);
   const done = await executeBounded(run.session, call.element, run.executor, prepared.action, run.signal, limits);
   // The log refused the call's progress (another process moved the head): the run ends with that error (AG-18).
   if ("failed" in done) throw done.failed.error;
+  // What the handler changed on disk, whatever its outcome: it settles with the call (WS-22).
+  const changed = files === undefined ? undefined : await files.settle(run.session);
   if ("cancelled" in done) {
-    interruptCall(run, call, "the run was cancelled while the call was running", done.diags);
+    interruptCall(run, call, "the run was cancelled while the call was running", done.diags, changed);
     return stopRun(run, STOP.cancelled, "the run was cancelled");
   }
   const o = done.outcome;
-  return finalizeCall(run, call, o, o.status === CALL.envError ? o.observation : undefined, done.staged, limits, done.diags);
+  return finalizeCall(run, call, o, o.status === CALL.envError ? o.observation : undefined, done.staged, limits, done.diags, changed);
+}
+
+/** The run's workspace when a call to `tool` may change files and the run records them; else undefined. */
+export function filesOf(run: RunContext, tool: string): LoopWorkspace | undefined {
+  return run.workspace !== undefined && hasEffects(run.registry.get(tool)) ? run.workspace : undefined;
 }
 
 /** The call's limits: the defaults, under the run's, under the tool's own. */
@@ -64,12 +81,16 @@ function startCall(run: RunContext, call: PendingCall, retry: boolean): void {
   run.emit({ type: "call", element: call.element, tool: call.tool, status: CALL.running });
 }
 
-/** Marks a call interrupted (its observation is the recorded synthetic text). */
-export function interruptCall(run: RunContext, call: PendingCall, reason: string, diags: readonly Diag[] = []): void {
+/**
+ * Marks a call interrupted (its observation is the recorded synthetic text), with the files it
+ * changed before it stopped (WS-22).
+ */
+export function interruptCall(run: RunContext, call: PendingCall, reason: string, diags: readonly Diag[] = [], files?: CallFiles): void {
   run.session.commit(
     (d) => {
       setCallStatus(d, call.element, CALL.interrupted, reason);
       appendDiags(d, call.element, diags);
+      writeCallFiles(d, call.element, files);
     },
     { label: LABEL.callInterrupted, by: byCall(call.element) },
   );
@@ -78,9 +99,10 @@ export function interruptCall(run: RunContext, call: PendingCall, reason: string
 
 /**
  * Commits an outcome with its observation (bounded: AG-7), its diagnostics, the staged edits (only
- * when it executed without error) and the stop it causes, as one event. A call that completes the
- * run — a `completesRun` tool, or an environment reporting completion — settles the calls after it
- * in its turn as `not_executed`.
+ * when it executed without error), the files it changed (`files`, captured just before: every
+ * outcome records them, the disk changed regardless) and the stop it causes, as one event. A call
+ * that completes the run — a `completesRun` tool, or an environment reporting completion — settles
+ * the calls after it in its turn as `not_executed`.
  */
 function finalizeCall(
   run: RunContext,
@@ -90,6 +112,7 @@ function finalizeCall(
   staged: readonly TreeEdit[],
   limits: CallLimits,
   diags: Diag[],
+  files?: CallFiles,
 ): RunResult | undefined {
   const s = run.session;
   const spec = run.registry.get(call.tool);
@@ -109,6 +132,7 @@ function finalizeCall(
         text: clean(inline),
       });
       appendDiags(d, call.element, diags);
+      writeCallFiles(d, call.element, files);
       if (succeeded) for (const edit of staged) edit(d);
       for (const id of rest) setCallStatus(d, id, CALL.notExecuted, "the run completed before this call");
       if (envDone) d.appendChild(bodyOf(d.tree).id, stopSpec(STOP.envCompleted, after));
@@ -135,8 +159,4 @@ function notStarted(run: RunContext, element: NodeId): NodeId[] {
   for (let c = run.session.durableTree.get(element)?.nextSibling ?? null; c !== null; c = c.nextSibling)
     if (c.tag === TAG.call && (c.attrs[ATTR.status] === CALL.pending || c.attrs[ATTR.status] === CALL.arguments)) rest.push(c.id);
   return rest;
-}
-
-function appendDiags(d: TreeDraft, call: NodeId, diags: readonly Diag[]): void {
-  for (const g of diags) d.appendChild(call, { tag: TAG.diag, attrs: { [ATTR.kind]: g.kind, ...g.attrs }, text: clean(g.text) });
 }

@@ -6,6 +6,7 @@
  */
 import type { NodeId } from "@strata/dom";
 import type { Session } from "@strata/engine";
+import type { LoopWorkspace } from "./effects.ts";
 import { type RecordedInputs, readInputs } from "./inputs.ts";
 import type { Model, ModelSettings } from "./model.ts";
 import { ProjectionMemo } from "./prompt.ts";
@@ -14,6 +15,7 @@ import { type Counts, runCounts } from "./runs.ts";
 import type { CallLimits, Executor, ToolRegistry } from "./tools/registry.ts";
 import type { SyntheticObservations } from "./tools/synthetic.ts";
 import { ATTR, type CallStatus, type StopReason, TAG, type TurnRole } from "./vocabulary.ts";
+import type { WorkspaceTracker } from "./workspace/tracker.ts";
 
 export interface RunLimits {
   /** Model turns per run (a run ends at a `<stop>`); invalid calls count here, not as effective actions. */
@@ -57,6 +59,16 @@ export interface RunAgentOptions {
   readonly limits?: Partial<RunLimits>;
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * The workspace the tools act on, as a tracker of its directory (WS-20 … WS-27): the run then
+   * records its files in the tree. Before the first call whose tool has `effects` starts, the
+   * baseline (`workspace.baseline`, when the tree has no `<workspace>` yet) or the changes made
+   * outside the agent since the tree (`workspace.outside`); after each such call, whatever its
+   * outcome, the files it changed, as ops in the same event as its outcome (L2). The tracker's
+   * directory must be the one the registry's tools act on. Absent: no file is recorded (as
+   * before). A directory that cannot be read before a call starts throws `WorkspaceStateError`.
+   */
+  readonly workspace?: WorkspaceTracker;
 }
 
 /** A call the loop is about to run: its element and what the model asked. */
@@ -85,12 +97,16 @@ export interface RunContext {
   readonly recorder: RequestRecorder;
   /** Keeps each turn's projection cost to what is new. */
   readonly memo: ProjectionMemo;
+  /** The run's workspace (one for all its phases), when it records files. */
+  readonly workspace: LoopWorkspace | undefined;
 }
 
 /** A fresh context for a run (or a part of one) over the session's current head. */
 export function runContext(
   session: Session,
-  run: Pick<RunContext, "model" | "registry" | "executor" | "limits" | "signal" | "emit">,
+  run: Pick<RunContext, "model" | "registry" | "executor" | "limits" | "signal" | "emit"> & {
+    readonly workspace?: LoopWorkspace | undefined;
+  },
 ): RunContext {
   const { steps, effective, calls, tokens } = runCounts(session);
   return {
@@ -100,6 +116,7 @@ export function runContext(
     inputs: () => readInputs(session.durableTree),
     recorder: new RequestRecorder(session.store, session.durableTree),
     memo: new ProjectionMemo(),
+    workspace: run.workspace,
   };
 }
 

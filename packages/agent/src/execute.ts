@@ -5,16 +5,21 @@
  * blob with a `<diag>`, beyond `maxOutputChars` it is dropped and counted. Outcomes, not
  * exceptions: a timeout is an `executed` TimeoutError, an executor that throws an `env_error`.
  */
-import type { NodeId } from "@strata/dom";
+import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
 import type { Session, StreamWriter } from "@strata/engine";
 import { type Action, type ActionOutcome, type CallLimits, type Executor, outcome, type TreeEdit } from "./tools/registry.ts";
-import { CALL, DIAG, type DiagKind, LABEL, TAG } from "./vocabulary.ts";
+import { ATTR, CALL, DIAG, type DiagKind, LABEL, TAG } from "./vocabulary.ts";
 
 /** A diagnostic for a call's `<diag>`: what the loop noted beside the observation. */
 export interface Diag {
   readonly kind: DiagKind;
   readonly attrs?: Record<string, string>;
   readonly text: string;
+}
+
+/** Appends each diagnostic as a `<diag kind …>` child of `parent` (a call, or `<workspace>`). */
+export function appendDiags(d: TreeDraft, parent: NodeId, diags: readonly Diag[]): void {
+  for (const g of diags) d.appendChild(parent, { tag: TAG.diag, attrs: { [ATTR.kind]: g.kind, ...g.attrs }, text: clean(g.text) });
 }
 
 /**

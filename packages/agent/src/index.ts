@@ -60,6 +60,7 @@ export {
   type ReplayPolicy,
   type ToolCall,
   type ToolContext,
+  type ToolEffects,
   ToolEnvironmentError,
   type ToolHandler,
   ToolRegistry,
@@ -82,7 +83,6 @@ export {
   type WorkspaceStat,
 } from "./tools/workspace-ops.ts";
 export { createWriteFileTool } from "./tools/write-file.ts";
-
 // The persisted vocabulary of turns, calls and stops.
 export {
   ATTR,
@@ -103,3 +103,39 @@ export {
   type TurnRole,
   type TurnStatus,
 } from "./vocabulary.ts";
+// The workspace in the log: the record of the files in the tree, capture with a stat index, checkout.
+export {
+  addSkippedDiags,
+  applyFileChanges,
+  type Capture,
+  type CheckoutOptions,
+  type CheckoutReport,
+  changePath,
+  checkoutWorkspace,
+  DEFAULT_MAX_FILE_BYTES,
+  DIAG_WORKSPACE_SKIPPED,
+  diffWorkspaces,
+  ensureWorkspace,
+  type FileChange,
+  type FileEntry,
+  type FileMode,
+  type IgnoreOptions,
+  IgnoreRules,
+  outsideChanges,
+  pathProblem,
+  type ScanStats,
+  type SkippedFile,
+  type SkipReason,
+  type TrackerOptions,
+  WorkspaceStateError,
+  type WorkspaceStateErrorCode,
+  WorkspaceTracker,
+  WS,
+  WS_LABEL,
+  workspaceCap,
+  workspaceDir,
+  workspaceElement,
+  workspaceFiles,
+} from "./workspace/index.ts";
+// The files a rewind, fork or resume restores (L7, WS-28).
+export { type WorkspaceWork, workspaceWork } from "./workspace-work.ts";

@@ -11,12 +11,14 @@
  *            └► runLoop: limits ─► modelTurn (turn.ts) ─► runCall × n (call.ts) ─► …
  *
  * The persisted turn, call and stop vocabulary is in vocabulary.ts; the outcome, the observation,
- * staged tree edits and any stop a call causes are one event.
+ * staged tree edits, the files the call changed (effects.ts, with a `workspace` tracker) and any
+ * stop a call causes are one event.
  */
 import type { NodeId } from "@strata/dom";
-import { bodyOf, type Session } from "@strata/engine";
+import { bodyOf, EngineError, type Session } from "@strata/engine";
 import { runCall } from "./call.ts";
 import { type RunAgentOptions, type RunContext, runContext } from "./context.ts";
+import { LoopWorkspace } from "./effects.ts";
 import { recordInputs } from "./inputs.ts";
 import { reconcile } from "./reconcile.ts";
 import { type RunResult, runResult, runState, stopRun } from "./runs.ts";
@@ -24,11 +26,13 @@ import { noTask, openWork, runInputs, runLimits, startRun, userTurn } from "./st
 import { RegistryExecutor, ToolRegistryError } from "./tools/registry.ts";
 import { modelTurn } from "./turn.ts";
 import { ATTR, LABEL, ROLE, STOP, TAG } from "./vocabulary.ts";
+import type { WorkspaceTracker } from "./workspace/tracker.ts";
 
 /**
  * Drives the loop until a stop. Never throws for model or tool failures (they are recorded);
  * throws for misuse (a registry and executor that do not match, a closed session, no task to
- * continue: `EngineError` "no-task", AG-17) and for store failures — the log cannot be written
+ * continue: `EngineError` "no-task", AG-17; a `workspace` that is not a tracker, or whose directory
+ * cannot be read before a call that may write starts: `WorkspaceStateError`, WS-21) and for store failures — the log cannot be written
  * (`StoreError`; a `HeadConflict` when another process moved the branch head, from any commit
  * of the loop, streamed text and tool output included: AG-18). What was committed before stays.
  */
@@ -45,11 +49,16 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
         .map((s) => s.name)
         .join(", ")}]; derive the executor from the same registry (registry.executor())`,
     );
+  const ws = options.workspace as Partial<WorkspaceTracker> | undefined;
+  if (ws !== undefined && (typeof ws.capture !== "function" || typeof ws.baseline !== "function" || typeof ws.root !== "string"))
+    throw new EngineError("bad-input", "the workspace option must be a WorkspaceTracker of the directory the tools act on");
   const signal = options.signal ?? new AbortController().signal;
   const emit = options.onEvent ?? (() => {});
   const limits = runLimits(options);
+  // One for the whole run: the outside-change check and the skipped-file reports span its phases.
+  const workspace = options.workspace === undefined ? undefined : new LoopWorkspace(options.workspace);
   // Each phase starts from the tree as it is then: counters, request records and memo are read afresh.
-  const context = (): RunContext => runContext(session, { model, registry, executor, limits, signal, emit });
+  const context = (): RunContext => runContext(session, { model, registry, executor, limits, signal, emit, workspace });
   const task = options.task;
   if (task === undefined) {
     // Nothing is written before it is known that there is a task to continue (AG-17).

@@ -3,12 +3,15 @@
  * lifecycle work from nothing to the head lists every open call. A turn whose reply never finished
  * is marked interrupted (it leaves the projection, so the model is asked again); a call that never
  * started runs; a started call re-runs if its replay policy is `safe`, else it becomes `interrupted`
- * with the recorded synthetic observation. Calls go in the model's order.
+ * with the recorded synthetic observation. Calls go in the model's order. A call left running
+ * whose tool has effects, in a run with a workspace tracker, settles with the files it changed
+ * before the process stopped, in the same event (WS-26): the tree and the disk agree again.
  */
 import type { Element } from "@strata/dom";
 import { bodyOf, lifecycleWork } from "@strata/engine";
-import { runCall } from "./call.ts";
+import { filesOf, runCall } from "./call.ts";
 import { pendingOf, type RunContext } from "./context.ts";
+import { writeCallFiles } from "./effects.ts";
 import type { RunResult } from "./runs.ts";
 import { ATTR, byCall, CALL, LABEL, OPEN_CALL, setCallStatus, setTurnStatus, TAG, TURN } from "./vocabulary.ts";
 
@@ -63,7 +66,17 @@ async function reconcileCall(run: RunContext, call: Element): Promise<RunResult 
   if (!OPEN_CALL.has(status)) return undefined;
   const tool = call.attrs[ATTR.tool] ?? "";
   if (status === CALL.running && call.attrs[ATTR.replay] !== "safe") {
-    run.session.commit((d) => setCallStatus(d, call.id, CALL.interrupted, STOPPED), { label: LABEL.callInterrupted, by: byCall(call.id) });
+    // What the call changed on disk before the process stopped is its own effect (WS-26).
+    const ws = filesOf(run, tool);
+    await ws?.prepare(run.session, true);
+    const files = await ws?.settle(run.session);
+    run.session.commit(
+      (d) => {
+        setCallStatus(d, call.id, CALL.interrupted, STOPPED);
+        writeCallFiles(d, call.id, files);
+      },
+      { label: LABEL.callInterrupted, by: byCall(call.id) },
+    );
     run.emit({ type: "reconcile", element: call.id, tool, action: "interrupted" });
     run.emit({ type: "call", element: call.id, tool, status: CALL.interrupted, detail: STOPPED });
     return undefined;

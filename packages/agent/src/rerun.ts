@@ -8,6 +8,17 @@
  * A counterfactual is the same with overrides: `llm:CALL_ID` replaces the model reply that made
  * call CALL_ID, `tool:CALL_ID` replaces that call's observation. Every override is recorded in
  * the fork (`<meta><rerun>`), so the branch says what made it different.
+ *
+ * File effects (WS-29). Given a `workspace` (a tracker of a new or empty directory, which the
+ * registry's tools act on), the re-run plays in a faithful copy of the recording's files: the
+ * directory first gets the files as the fork point had them (the line's baseline: before it no
+ * tool had written), each `never` call answered from the recording writes the file changes its
+ * outcome recorded, and `safe` calls run for real there — so reads see what they saw then. The
+ * loop captures after every call whose tool has effects, as in any run, and a call whose
+ * resulting files differ from the recorded ones is a divergence (`files`, naming the path). The
+ * baselines are compared too. Without a `workspace` nothing is written or captured and file
+ * effects are not compared (`files: false` in the report). Changes the recording made outside
+ * the agent (`workspace.outside`) are not replayed.
  */
 import type { Element, Tree } from "@strata/dom";
 import { bodyOf, EngineError, metaOf, type Session } from "@strata/engine";
@@ -16,8 +27,11 @@ import { blobText } from "./inputs.ts";
 import { runAgent } from "./loop.ts";
 import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
 import { canonicalJson } from "./requests.ts";
+import { baselineDivergence, type FilePair, firstFileDifference, lineFiles, prepareDirectory, startingFiles } from "./rerun-files.ts";
 import { type Action, type ActionOutcome, type Executor, outcome, type ToolContext, type ToolRegistry } from "./tools/registry.ts";
 import { ATTR, byCall, CALL, DIAG, FINAL_STOPS, LABEL, META, ROLE, type StopReason, TAG, TURN } from "./vocabulary.ts";
+import { checkoutWorkspace } from "./workspace/checkout.ts";
+import type { WorkspaceTracker } from "./workspace/tracker.ts";
 
 export interface Override {
   readonly kind: "llm" | "tool";
@@ -34,16 +48,24 @@ export interface RerunOptions {
   readonly overrides?: readonly Override[];
   readonly signal?: AbortSignal;
   readonly onProgress?: (turns: number) => void;
+  /**
+   * A directory for the re-run to play in, as a tracker (it must be new or empty; the registry's
+   * tools must act on it): the recorded files are written there and file effects are compared
+   * (WS-29). Absent: no file is written or captured, and file effects are not compared.
+   */
+  readonly workspace?: WorkspaceTracker;
 }
 
 export interface Divergence {
   /** What differs first. */
-  readonly what: "reply" | "tool" | "arguments" | "status" | "observation" | "length" | "stop";
+  readonly what: "reply" | "tool" | "arguments" | "status" | "observation" | "length" | "stop" | "files";
   readonly source: { readonly element: number | null; readonly event: EventId | null };
   readonly rerun: { readonly element: number | null; readonly event: EventId | null };
   readonly before: string;
   readonly after: string;
   readonly message: string;
+  /** For `files`: the first path whose resulting file differs (`before`/`after` describe it on each side). */
+  readonly path?: string;
 }
 
 export interface RerunReport {
@@ -55,6 +77,8 @@ export interface RerunReport {
   readonly recordedNever: number;
   readonly stop: StopReason | undefined;
   readonly divergence: Divergence | undefined;
+  /** Whether file effects were compared: a `workspace` was given and the recording records its files (WS-29). */
+  readonly files: boolean;
 }
 
 interface RecordedCall {
@@ -176,6 +200,8 @@ class ReplayExecutor implements Executor {
     private readonly registry: ToolRegistry,
     private readonly calls: readonly RecordedCall[],
     private readonly tool: ReadonlyMap<string, string>,
+    /** Writes a recorded call's file changes into the re-run's directory, before its recorded outcome is returned. */
+    private readonly replayFiles: (call: RecordedCall) => Promise<void> = async () => {},
   ) {}
 
   async execute(action: Action, signal: AbortSignal, ctx?: Omit<ToolContext, "signal">): Promise<ActionOutcome> {
@@ -192,6 +218,7 @@ class ReplayExecutor implements Executor {
         `the re-run reached a call to ${action.kind === "tool-call" ? action.call.name : "code"} that the recording does not have, and it is not safe to run`,
       );
     this.recordedNever++;
+    await this.replayFiles(recorded);
     if (recorded.status === CALL.executed || recorded.status === CALL.notExecuted || recorded.status === CALL.envError)
       return outcome(recorded.status, recorded.observation);
     return outcome(CALL.envError, `the recorded call was ${recorded.status}; a tool that is not safe to repeat is not re-executed`);
@@ -226,6 +253,11 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
         "bad-input",
         `no call with id ${o.callId} on branch ${session.branch}; \`strata show SESSION --select call\` lists them`,
       );
+  const ws = options.workspace;
+  // What the recording did to the files, and the files the re-run starts from (WS-29).
+  const sourceFiles = ws === undefined ? undefined : lineFiles(store, session.head.id, forkedAt);
+  const initial = sourceFiles === undefined ? undefined : startingFiles(session.at(forkedAt), sourceFiles);
+  if (ws !== undefined) await prepareDirectory(ws, initial, store);
   const name = session.freeBranchName(options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
   const fork = session.fork(forkedAt, { name });
   fork.commit(
@@ -245,10 +277,16 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
     source.turns,
     new Map(overrides.filter((o) => o.kind === "llm").map((o) => [o.callId, o.content])),
   );
+  const toolOverrides = new Map(overrides.filter((o) => o.kind === "tool").map((o) => [o.callId, o.content]));
   const executor = new ReplayExecutor(
     options.registry,
     source.turns.flatMap((t) => t.calls),
-    new Map(overrides.filter((o) => o.kind === "tool").map((o) => [o.callId, o.content])),
+    toolOverrides,
+    async (call) => {
+      // The recorded outcome comes with the recorded files: the directory goes from the call's before to its after.
+      const rec = sourceFiles?.calls.get(call.el.id);
+      if (ws !== undefined && rec !== undefined) await checkoutWorkspace(rec.after, ws.root, store, { from: rec.before });
+    },
   );
   let stop: StopReason | undefined;
   for (const user of source.users) {
@@ -259,6 +297,7 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
       task: user.text,
       limits: { maxSteps: source.turns.length + 1 },
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(ws !== undefined ? { workspace: ws } : {}),
       onEvent: (e) => {
         if (e.type === "turn" && e.role === ROLE.assistant) options.onProgress?.(fork.select("body > turn[role=assistant]").length);
       },
@@ -267,7 +306,8 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
     if (!FINAL_STOPS.has(r.stop)) break;
   }
   const again = recording(fork.durableTree, (h) => blobText(store, h));
-  const divergence = compare(session, fork, source, again);
+  const files = sourceFiles?.recorded === true ? { source: sourceFiles, rerun: lineFiles(store, fork.head.id, forkedAt) } : undefined;
+  const divergence = compare(session, fork, source, again, files);
   const report: RerunReport = {
     branch: fork.branch,
     forkedAt,
@@ -277,6 +317,7 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
     recordedNever: executor.recordedNever,
     stop,
     divergence,
+    files: files !== undefined,
   };
   fork.close();
   return report;
@@ -287,8 +328,19 @@ function compare(
   fork: Session,
   a: ReturnType<typeof recording>,
   b: ReturnType<typeof recording>,
+  files?: FilePair,
 ): Divergence | undefined {
   const at = (x: Element | undefined, s: Session, labels: readonly string[]) => ({ element: x?.id ?? null, event: eventOf(s, x, labels) });
+  // The baselines are compared where the recording took its own: before the first call it settled after it.
+  const baselineDepth = files?.source.baseline === undefined ? undefined : session.store.eventMeta(files.source.baseline.event)?.depth;
+  let baselineDone = files === undefined;
+  const checkBaseline = (settled: EventId | null): Divergence | undefined => {
+    if (baselineDone || files === undefined) return undefined;
+    const depth = settled === null ? undefined : session.store.eventMeta(settled)?.depth;
+    if (settled !== null && (baselineDepth === undefined || depth === undefined || depth < baselineDepth)) return undefined;
+    baselineDone = true;
+    return baselineDivergence(session, files);
+  };
   for (let i = 0; i < Math.max(a.turns.length, b.turns.length); i++) {
     const ta = a.turns[i];
     const tb = b.turns[i];
@@ -329,6 +381,8 @@ function compare(
           after: cb.status,
           message: `call ${ca.id} (${ca.tool}): ${ca.status} in the recording, ${cb.status} in the re-run`,
         };
+      const early = checkBaseline(where.source.event);
+      if (early !== undefined) return early;
       if (ca.observation !== cb.observation)
         return {
           what: "observation",
@@ -337,8 +391,23 @@ function compare(
           after: cb.observation,
           message: `call ${ca.id} (${ca.tool}) observed something different`,
         };
+      const diff =
+        files === undefined
+          ? undefined
+          : firstFileDifference(files.source.calls.get(ca.el.id)?.changes ?? [], files.rerun.calls.get(cb.el.id)?.changes ?? []);
+      if (diff !== undefined)
+        return {
+          what: "files",
+          ...where,
+          path: diff.path,
+          before: diff.before,
+          after: diff.after,
+          message: `call ${ca.id} (${ca.tool}) left ${diff.path} different: ${diff.before} in the recording, ${diff.after} in the re-run`,
+        };
     }
   }
+  const late = checkBaseline(null);
+  if (late !== undefined) return late;
   if (a.stop !== b.stop)
     return {
       what: "stop",

@@ -15,6 +15,10 @@
  *     <usage input="812" output="40"/>
  *   </turn>
  *   <stop reason="end-turn" steps="3" effective="2" calls="2" tokens="4210" detail="…"/>
+ *
+ * A call whose tool may change files (`effects: "workspace"`) carries its file changes as ops on
+ * `<meta><workspace>` in its outcome event (workspace/files.ts names that record), and a
+ * `<diag kind="workspace-skipped" path size reason>` for each file its capture left out.
  */
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
 
@@ -91,6 +95,9 @@ export const ATTR = Object.freeze({
   detail: "detail",
   /** `<compaction>`: the last body element it hides. */
   through: "through",
+  /** `<diag kind="workspace-skipped">`: the file left out, relative to the workspace root, and its bytes. */
+  path: "path",
+  size: "size",
 } as const);
 
 /** Roles of a `<turn>`. */
@@ -170,6 +177,14 @@ export const DIAG = Object.freeze({
   /** The handler ignored the abort and was abandoned after the grace period. */
   abandoned: "abandoned",
   cancelled: "cancelled",
+  /**
+   * A file the workspace record leaves out (`path`, `size`, `reason`: too large for the cap,
+   * unreadable, a name a tree cannot carry): under the call whose capture first found it, or under
+   * `<workspace>` for the baseline and outside changes (WS-23).
+   */
+  workspaceSkipped: "workspace-skipped",
+  /** The capture after a call failed (the workspace directory is gone, say): its file changes are not recorded (WS-24). */
+  workspaceError: "workspace-error",
 } as const);
 export type DiagKind = (typeof DIAG)[keyof typeof DIAG] | `model-${string}`;
 
@@ -194,6 +209,12 @@ export const LABEL = Object.freeze({
   inputsUpdate: "inputs.update",
   rerun: "replay.rerun",
   counterfactual: "replay.counterfactual",
+  /** The record of the workspace's files, before the first call that may write starts (WS-21). */
+  workspaceBaseline: "workspace.baseline",
+  /** Changes made to the workspace outside the agent, recorded before the next call that may write (WS-25). */
+  workspaceOutside: "workspace.outside",
+  /** The directory a branch line works in, recorded when it changes (WS-25). */
+  workspaceDir: "workspace.dir",
 } as const);
 
 /** The `by` of the events that settle call element `call` (`e<id>`), so its outcome is found in the log. */

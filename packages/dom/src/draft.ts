@@ -39,6 +39,16 @@ export class TreeDraft {
     return this;
   }
 
+  /**
+   * Applies and records `ops` as one patch (each page they touch is copied once, not once per op:
+   * thousands of inserts cost one pass). Throws `DomError` (and records nothing) if any does not apply.
+   */
+  applyAll(ops: readonly Op[]): this {
+    this.#tree = applyPatch(this.#tree, ops, this.options);
+    for (const op of ops) this.#ops.push(op);
+    return this;
+  }
+
   /** Inserts `spec` under `parent` after `after` (null: first). Returns the new subtree root's id. */
   insert(parent: NodeId, after: NodeId | null, spec: NodeSpec): NodeId {
     const op: Op = ["ins", parent, after, spec];

@@ -1,7 +1,8 @@
 /**
  * `<strata-session>`, one session's view (IN-10 … IN-14): the header (title, branch, live
  * state), the branch graph and the timeline on the left, and on the right the selected event's
- * tabs — tree (with selector search), diff, prompt, raw event.
+ * tabs — tree (with selector search), diff, files (the workspace and the file diff), prompt, raw
+ * event.
  *
  * It holds the view's state — the selected row, the diff base, the tab, what each tab shows —
  * and the requests that fill it: it fetches for the selected event what the open tab needs, and
@@ -11,7 +12,15 @@
  */
 import { html, nothing, type TemplateResult } from "lit";
 import { cache } from "lit/directives/cache.js";
-import type { DiffResponse, EventDetail, PromptResponse, SessionResponse, TreeResponse } from "../../src/protocol.ts";
+import type {
+  DiffResponse,
+  EventDetail,
+  FileDiffResponse,
+  FilesResponse,
+  PromptResponse,
+  SessionResponse,
+  TreeResponse,
+} from "../../src/protocol.ts";
 import { Base, eventDetail } from "../base.ts";
 import { get } from "../client.ts";
 import { follow, type LiveState } from "../follow.ts";
@@ -22,12 +31,14 @@ import type { Timeline } from "./timeline.ts";
 import "./branches.ts";
 import "./diff.ts";
 import "./event.ts";
+import "./file-diff.ts";
+import "./files.ts";
 import "./prompt.ts";
 import "./timeline.ts";
 import "./tree.ts";
 
-type Tab = "tree" | "diff" | "prompt" | "event";
-const TABS: readonly Tab[] = ["tree", "diff", "prompt", "event"];
+type Tab = "tree" | "diff" | "files" | "prompt" | "event";
+const TABS: readonly Tab[] = ["tree", "diff", "files", "prompt", "event"];
 
 export class SessionView extends Base {
   static override properties = {
@@ -43,6 +54,8 @@ export class SessionView extends Base {
     tree: { state: true },
     hits: { state: true },
     diff: { state: true },
+    files: { state: true },
+    fileDiff: { state: true },
     prompt: { state: true },
     detail: { state: true },
     error: { state: true },
@@ -63,6 +76,9 @@ export class SessionView extends Base {
   tree: TreeResponse | undefined;
   hits: ReadonlySet<number> = new Set();
   diff: DiffResponse | undefined;
+  /** The files tab: the workspace at the selected event, and the file diff from the base to it. */
+  files: FilesResponse | undefined;
+  fileDiff: FileDiffResponse | undefined;
   prompt: PromptResponse | undefined;
   detail: EventDetail | undefined;
   error = "";
@@ -180,6 +196,15 @@ export class SessionView extends Base {
         const from = (await this.#rows.rowAsync(this.base))?.id;
         if (from !== undefined) this.diff = await get("diff", session, { branch: this.branch, from, to: at });
       }
+      if (this.tab === "files") {
+        const from = this.base === undefined ? undefined : (await this.#rows.rowAsync(this.base))?.id;
+        const [files, fileDiff] = await Promise.all([
+          get("files", session, { branch: this.branch, at }),
+          from === undefined ? undefined : get("filediff", session, { branch: this.branch, from, to: at }),
+        ]);
+        this.files = files;
+        this.fileDiff = fileDiff;
+      }
       if (this.tab === "prompt") this.prompt = await get("prompt", session, { branch: this.branch, at });
       if (this.tab === "event") this.detail = await get("event", { ...session, event: at });
       this.error = "";
@@ -234,7 +259,8 @@ export class SessionView extends Base {
             @strata-select=${(e: Event) => void this.#select(eventDetail("strata-select", e).index)}
             @strata-base=${(e: Event) => {
               this.base = eventDetail("strata-base", e).index;
-              this.#setTab("diff");
+              // a comparison base is for the tree diff, or for the file diff when files are shown
+              this.#setTab(this.tab === "files" ? "files" : "diff");
             }}></strata-timeline>
         </div>
         <div class="right">
@@ -249,7 +275,7 @@ export class SessionView extends Base {
                   }} /> <span class="dim" data-test="hits">${this.#query ? `${this.hits.size} matches` : ""}</span>`
                 : nothing
             }
-            ${this.tab === "diff" ? html`<span class="dim">${this.base === undefined ? "shift-click an event to diff against it" : `from row ${this.base + 1}`}</span>` : nothing}
+            ${this.tab === "diff" || this.tab === "files" ? html`<span class="dim">${this.base === undefined ? "shift-click an event to diff against it" : `from row ${this.base + 1}`}</span>` : nothing}
           </div>
           ${this.error ? html`<div class="err" data-test="error">${this.error}</div>` : nothing}
           <div class="pane" data-test="pane" @strata-error=${(e: Event) => {
@@ -266,6 +292,9 @@ export class SessionView extends Base {
         return html`<strata-tree .session=${this.session} .branch=${this.branch} .tree=${this.tree} .hits=${this.hits}></strata-tree>`;
       case "diff":
         return html`<strata-diff .diff=${this.diff} .base=${this.base}></strata-diff>`;
+      case "files":
+        return html`<strata-file-diff .session=${this.session} .branch=${this.branch} .diff=${this.fileDiff} .base=${this.base}></strata-file-diff>
+          <strata-files .session=${this.session} .branch=${this.branch} .files=${this.files}></strata-files>`;
       case "prompt":
         return html`<strata-prompt .prompt=${this.prompt}></strata-prompt>`;
       case "event":

@@ -8,7 +8,7 @@ export interface EditFileOptions {
   readonly maxEditBytes?: number;
 }
 
-/** `edit_file` over `workspace` (a directory: the local, confined workspace there). Replay policy `never`. */
+/** `edit_file` over `workspace` (a directory: the local, confined workspace there). Replay policy `never`; it changes files (`effects`). */
 export function createEditFileTool(workspace: string | WorkspaceOps, options: EditFileOptions = {}): ToolSpec {
   const ws = typeof workspace === "string" ? localWorkspace(workspace) : workspace;
   const maxEdit = options.maxEditBytes ?? 8 * 1024 * 1024;
@@ -22,6 +22,7 @@ export function createEditFileTool(workspace: string | WorkspaceOps, options: Ed
       additionalProperties: false,
     },
     replayPolicy: "never",
+    effects: "workspace",
     handler: async (args) => {
       const path = args.path as string;
       const { bytes, size } = await ws.read(path, maxEdit + 1);

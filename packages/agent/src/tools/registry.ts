@@ -54,7 +54,18 @@ export interface ToolSpec {
   /** Recorded in the roster; bump it when the tool's behaviour changes. */
   readonly version?: string;
   readonly limits?: Partial<CallLimits>;
+  /**
+   * What the tool may change besides the tree: `"workspace"` for a tool that may change files of
+   * the workspace (the built-in `write_file`, `edit_file` and `run`: a shell command can touch
+   * anything). A run given a `WorkspaceTracker` records the baseline before the first such call
+   * starts and captures the files after each, with its outcome (WS-20 … WS-22). Not part of the
+   * recorded roster. Absent: the tool changes no file (a capture after it would find nothing).
+   */
+  readonly effects?: ToolEffects;
 }
+
+/** What a tool may change outside the tree (`ToolSpec.effects`). */
+export type ToolEffects = "workspace";
 
 /** One tool call as the model wrote it. */
 export interface ToolCall {
@@ -157,6 +168,10 @@ export class ToolRegistry {
       if (this.#specs.has(spec.name)) throw new ToolRegistryError(`two tools are named ${spec.name}`);
       if (spec.replayPolicy !== undefined && spec.replayPolicy !== "safe" && spec.replayPolicy !== "never")
         throw new ToolRegistryError(`tool ${spec.name}: replayPolicy must be "safe" or "never"`);
+      if (spec.effects !== undefined && spec.effects !== "workspace")
+        throw new ToolRegistryError(
+          `tool ${spec.name}: effects must be "workspace" (the tool may change files) or left out, not ${JSON.stringify(spec.effects)}`,
+        );
       let validate: ValidateFunction;
       try {
         validate = ajv.compile(spec.parameters);

@@ -14,7 +14,7 @@ export interface RunToolOptions {
   readonly runTimeoutMs?: number;
 }
 
-/** `run` over `workspace` (a directory: the local workspace there). Replay policy `never`. */
+/** `run` over `workspace` (a directory: the local workspace there). Replay policy `never`; it may change any file (`effects`). */
 export function createRunTool(workspace: string | WorkspaceOps, options: RunToolOptions = {}): ToolSpec {
   const ws = typeof workspace === "string" ? localWorkspace(workspace) : workspace;
   const maxCapture = options.maxCaptureBytes ?? 256 * 1024;
@@ -29,6 +29,7 @@ export function createRunTool(workspace: string | WorkspaceOps, options: RunTool
       additionalProperties: false,
     },
     replayPolicy: "never",
+    effects: "workspace",
     handler: async (args, ctx) =>
       ws.exec(args.command as string, {
         timeoutMs: (args.timeout_ms as number | undefined) ?? runTimeout,

@@ -3,7 +3,7 @@ import { localWorkspace } from "./local-workspace.ts";
 import type { ToolSpec } from "./registry.ts";
 import type { WorkspaceOps } from "./workspace-ops.ts";
 
-/** `write_file` over `workspace` (a directory: the local, confined workspace there). Replay policy `never`. */
+/** `write_file` over `workspace` (a directory: the local, confined workspace there). Replay policy `never`; it changes files (`effects`). */
 export function createWriteFileTool(workspace: string | WorkspaceOps): ToolSpec {
   const ws = typeof workspace === "string" ? localWorkspace(workspace) : workspace;
   return {
@@ -16,6 +16,7 @@ export function createWriteFileTool(workspace: string | WorkspaceOps): ToolSpec 
       additionalProperties: false,
     },
     replayPolicy: "never",
+    effects: "workspace",
     handler: async (args) => {
       const content = args.content as string;
       const shown = await ws.write(args.path as string, content);

@@ -1,0 +1,92 @@
+/**
+ * The file diff between two events (IN-24): which files were added, modified or deleted from one
+ * tree's workspace to the other's (`diffWorkspaces`, the same diff `strata diff` and the lifecycle
+ * use), and for each a unified diff when both sides are text — bounded per file and per response,
+ * so one request's cost does not grow with what the workspace holds.
+ */
+import { changePath, diffWorkspaces, type FileChange, type FileEntry } from "@strata/agent";
+import type { Tree } from "@strata/dom";
+import type { EventId, Store } from "@strata/store";
+import { textOf } from "./files.ts";
+import type { FileDelta, FileDiffResponse, FileDiffRow, FileRow } from "./protocol.ts";
+import { unifiedDiff } from "./unified.ts";
+
+/** A file larger than this on either side is shown by size and hash only (`too-large`). */
+export const DIFF_FILE_MAX = 1024 * 1024;
+/** Bytes one response reads to diff (both sides of every file); files past it are `omitted`. */
+export const DIFF_BUDGET = 8 * 1024 * 1024;
+
+/** One side of the diff: an event and its tree. */
+export interface DiffSide {
+  readonly event: EventId;
+  readonly tree: Tree;
+}
+
+export interface FileDiffPage {
+  readonly offset: number;
+  readonly limit: number;
+  /** Only this path's change. */
+  readonly path?: string;
+}
+
+function rowOf(e: FileEntry): FileRow {
+  return { path: e.path, mode: e.mode, size: e.size, hash: e.hash };
+}
+
+/**
+ * A path as a diff header names it, as git writes it: C-quoted when it holds a control character,
+ * a quote or a backslash, which would break the header's line (`"a/x\ty"`); followed by a tab when
+ * it holds a space, so `patch` does not read the rest of the name as a timestamp.
+ */
+export function headerPath(prefix: string, path: string): string {
+  const p = `${prefix}${path}`;
+  if (!/[\u0000-\u001f\u007f"\\]/.test(p)) return p.includes(" ") ? `${p}\t` : p;
+  const named: Record<string, string> = { "\t": "\\t", "\n": "\\n", "\r": "\\r", '"': '\\"', "\\": "\\\\" };
+  return `"${p.replace(/[\u0000-\u001f\u007f"\\]/g, (c) => named[c] ?? `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`)}"`;
+}
+
+/** What is shown of `c`'s content; `budget.left` is what this response may still read. */
+function deltaOf(store: Store, c: FileChange, budget: { left: number }): FileDelta {
+  const before = c.type === "add" ? undefined : c.before;
+  const after = c.type === "delete" ? undefined : c.entry;
+  if (before !== undefined && after !== undefined && before.hash === after.hash) return { kind: "same" };
+  if ((before?.size ?? 0) > DIFF_FILE_MAX || (after?.size ?? 0) > DIFF_FILE_MAX) return { kind: "too-large", limit: DIFF_FILE_MAX };
+  const need = (before?.size ?? 0) + (after?.size ?? 0);
+  if (need > budget.left) return { kind: "omitted", budget: DIFF_BUDGET };
+  budget.left -= need;
+  const a = before === undefined ? undefined : store.getBlob(before.hash);
+  const b = after === undefined ? undefined : store.getBlob(after.hash);
+  const missing = [
+    before !== undefined && a === undefined ? before.hash : undefined,
+    after !== undefined && b === undefined ? after.hash : undefined,
+  ];
+  if (missing.some((h) => h !== undefined)) return { kind: "missing", hashes: missing.filter((h): h is string => h !== undefined) };
+  const at = a === undefined ? "" : textOf(a);
+  const bt = b === undefined ? "" : textOf(b);
+  if (at === undefined || bt === undefined) return { kind: "binary" };
+  const path = changePath(c);
+  const u = unifiedDiff(
+    at,
+    bt,
+    before === undefined ? "/dev/null" : headerPath("a/", path),
+    after === undefined ? "/dev/null" : headerPath("b/", path),
+  );
+  return { kind: "text", unified: u.text, added: u.added, removed: u.removed, coarse: u.coarse };
+}
+
+/** `…/filediff`: the changed files from `from`'s workspace to `to`'s, in path order, one page of them. */
+export function fileDiff(store: Store, from: DiffSide, to: DiffSide, page: FileDiffPage): FileDiffResponse {
+  let changes = diffWorkspaces(from.tree, to.tree);
+  if (page.path !== undefined) changes = changes.filter((c) => changePath(c) === page.path);
+  const budget = { left: DIFF_BUDGET };
+  const rows = changes.slice(page.offset, page.offset + page.limit).map(
+    (c): FileDiffRow => ({
+      path: changePath(c),
+      change: c.type === "add" ? "added" : c.type === "modify" ? "modified" : "deleted",
+      before: c.type === "add" ? null : rowOf(c.before),
+      after: c.type === "delete" ? null : rowOf(c.entry),
+      delta: deltaOf(store, c, budget),
+    }),
+  );
+  return { from: from.event, to: to.event, total: changes.length, offset: page.offset, changes: rows };
+}
