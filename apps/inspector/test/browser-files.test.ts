@@ -3,40 +3,26 @@
  * workspace at the selected event, a file's content as it was there, and the file diff against a
  * shift-clicked event. Screenshots go to apps/inspector/test-results/.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp, CHROMIUM_FLAGS, chromiumPath, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
+import type { Running } from "../src/index.ts";
+import { openInspector, SHOTS } from "./browser-kit.ts";
 import { PNG, sha256, type WorkspaceFixture, workspaceSession } from "./workspace-fixture.ts";
-
-const CHROMIUM = chromiumPath();
-const SHOTS = join(import.meta.dirname, "..", "test-results");
 
 let fx: WorkspaceFixture;
 let srv: Running;
 let browser: Browser;
 let page: Page;
-const dialogs: string[] = [];
-const pageErrors: string[] = [];
+let dialogs: string[] = [];
+let pageErrors: string[] = [];
 
 const text = async (selector: string): Promise<string> => (await page.locator(selector).textContent()) ?? "";
 const row = (event: { depth: number }) => page.locator(`[data-test="events"] .row[data-row="${event.depth - 1}"]`);
 
 beforeAll(async () => {
-  if (CHROMIUM === undefined)
-    throw new Error("no chromium found: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH");
-  mkdirSync(SHOTS, { recursive: true });
   fx = workspaceSession();
-  if (needsBuild()) await buildApp();
-  srv = await startServer({ store: fx.store, port: 0, staticDir: STATIC_DIR, pollMs: 30 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS], headless: true });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on("dialog", (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
-  page.on("pageerror", (e) => pageErrors.push(e.message));
+  ({ srv, browser, page, dialogs, pageErrors } = await openInspector(fx.store));
 }, 60_000);
 
 afterAll(async () => {

@@ -4,47 +4,33 @@
  * follow a run live, and check hostile tool output renders as text. Screenshots of each step go to
  * apps/inspector/test-results/.
  */
-import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { runAgent } from "@strata/agent";
 import { nodeId, toSnapshot } from "@strata/dom";
 import { decodeSseMessage, materialize, Replica, Session } from "@strata/engine";
 import { type EventId, openStore } from "@strata/store";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp, CHROMIUM_FLAGS, chromiumPath, needsBuild, type Running, STATIC_DIR, startServer } from "../src/index.ts";
+import type { Running } from "../src/index.ts";
+import { openInspector, SHOTS } from "./browser-kit.ts";
 import { type Fixture, recordedSession, registry, Scripted } from "./fixture.ts";
 import { CutProxy } from "./sse-clients.ts";
-
-const CHROMIUM = chromiumPath();
-const SHOTS = join(import.meta.dirname, "..", "test-results");
 
 let fx: Fixture;
 let srv: Running;
 let browser: Browser;
 let page: Page;
-const dialogs: string[] = [];
-const pageErrors: string[] = [];
+let dialogs: string[] = [];
+let pageErrors: string[] = [];
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 beforeAll(async () => {
-  if (CHROMIUM === undefined)
-    throw new Error("no chromium found: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH");
-  mkdirSync(SHOTS, { recursive: true });
   fx = await recordedSession();
-  if (needsBuild()) await buildApp();
-  srv = await startServer({ store: fx.store, port: 0, staticDir: STATIC_DIR, pollMs: 30 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS], headless: true });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on("dialog", (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
-  page.on("pageerror", (e) => pageErrors.push(e.message));
+  ({ srv, browser, page, dialogs, pageErrors } = await openInspector(fx.store));
 }, 60_000);
 
 afterAll(async () => {
