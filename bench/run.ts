@@ -28,6 +28,7 @@ const GROUPS: Record<string, readonly string[]> = {
   store: ["append", "resume", "chains"],
   engine: ["session"],
   agent: ["loop", "prompt", "inspector"],
+  workspace: ["baseline", "calls", "fork"],
 };
 
 interface Args {
@@ -88,6 +89,7 @@ const MEASURES: Record<string, readonly string[]> = {
   store: ["dom", "store", "engine"],
   engine: ["dom", "store", "engine"],
   agent: ["dom", "store", "engine", "agent"],
+  workspace: ["dom", "store", "engine", "agent"],
 };
 
 function fingerprint(group: string): string {

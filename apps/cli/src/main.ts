@@ -2,9 +2,10 @@
  * `strata`: the command line (CLI-1 … CLI-9). Parses global options and the command, checks the
  * arguments' form before anything is opened, runs the command, and turns every failure into one
  * message that says what is wrong and what to do, with an exit code: 0 success, 1 failure, 2 usage
- * error, 3 conflict (another writer).
+ * error, 3 conflict (another writer, or files changed outside the agent that a restore would overwrite).
  */
 import { parseArgs } from "node:util";
+import { WorkspaceStateError } from "@strata/agent";
 import { DomError } from "@strata/dom";
 import { EngineError } from "@strata/engine";
 import { HeadConflict, LeaseLost, StoreError } from "@strata/store";
@@ -13,6 +14,7 @@ import { type Args, branchName, type Command, commandOptions, GLOBAL_OPTIONS, ty
 import { resume, run } from "./commands/agent.ts";
 import { exportCmd, importCmd } from "./commands/bundle.ts";
 import { bisect, replay, verify } from "./commands/check.ts";
+import { checkout } from "./commands/checkout.ts";
 import { fork, rewind } from "./commands/history.ts";
 import { prompt } from "./commands/prompt.ts";
 import { branches, diff, log, ls, show } from "./commands/read.ts";
@@ -36,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   prompt,
   fork,
   rewind,
+  checkout,
   bisect,
   replay,
   exportCmd,
@@ -71,8 +74,8 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
   const name = first < 0 ? undefined : argv[first];
   const wantsJson = argv.includes("--json");
   const errOut = makeOut(streams, { json: false, noColor: argv.includes("--no-color"), quiet: false });
-  const fail = (code: number, message: string) => {
-    if (wantsJson) streams.stdout.write(`${jsonText({ error: { code, message } })}\n`);
+  const fail = (code: number, message: string, data: Readonly<Record<string, unknown>> = {}) => {
+    if (wantsJson) streams.stdout.write(`${jsonText({ error: { code, message, ...data } })}\n`);
     errOut.error(`${errOut.paint("red", "strata:")} ${message}`);
     return code;
   };
@@ -175,7 +178,8 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     return (await command.run(ctx, args)) ?? EXIT.ok;
   } catch (e) {
     out.progressDone();
-    return fail(...failure(e, ctx?.dbPath, streams.env.STRATA_DEBUG !== undefined && streams.env.STRATA_DEBUG !== ""));
+    const [code, message] = failure(e, ctx?.dbPath, streams.env.STRATA_DEBUG !== undefined && streams.env.STRATA_DEBUG !== "");
+    return fail(code, message, e instanceof CliError ? e.data : {});
   } finally {
     try {
       ctx?.close();
@@ -217,6 +221,8 @@ function failure(e: unknown, dbPath: string | undefined, debug: boolean): [numbe
     ];
   if (e instanceof NoDatabase || e instanceof StoreError || e instanceof EngineError || e instanceof DomError)
     return [EXIT.failure, e.message];
+  // The workspace record or directory cannot be used as it is (a missing blob, something in the way, an unreadable directory).
+  if (e instanceof WorkspaceStateError) return [EXIT.failure, e.message];
   const detail = debug ? `\n${(e as Error).stack}` : " (set STRATA_DEBUG=1 for the stack)";
   return [EXIT.failure, `unexpected error: ${(e as Error)?.message ?? String(e)}${detail}`];
 }

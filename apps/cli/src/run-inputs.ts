@@ -5,10 +5,11 @@
  * workspace (symlinks resolved), a recorded template path of an imported session is never
  * followed, and every input not re-read from disk is named in a note (the recorded copy is used).
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import {
   blobText,
+  checkoutWorkspace,
   checkTemplate,
   DEFAULT_SYSTEM_TEMPLATE,
   type Model,
@@ -16,15 +17,19 @@ import {
   readInputs,
   TemplateError,
   ToolRegistry,
+  workspaceElement,
   workspaceTools,
 } from "@strata/agent";
-import type { Session } from "@strata/engine";
+import { materialize, type Session } from "@strata/engine";
 import { createModel } from "@strata/models";
+import { dirOwner, takeOwnDir } from "./branch-dir.ts";
 import { type Args, int, list, str } from "./command.ts";
 import type { Context } from "./context.ts";
 import { checkDemoWorkspace, DEMO_SPEC, demoWorkspace, freshDemoWorkspace } from "./demo.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { modelSpecCode } from "./model-spec.ts";
+import { handleOf } from "./sessions.ts";
+import { defaultBranchDir, dirState, lineDir } from "./workspace.ts";
 
 export const BUILT_IN = "(built-in)";
 
@@ -36,7 +41,7 @@ export interface Prepared {
   readonly registry: ToolRegistry;
   readonly workspace: string;
   /** How the workspace was chosen, for the banner. */
-  readonly workspaceFrom: "flag" | "recorded" | "demo" | "cwd";
+  readonly workspaceFrom: "flag" | "recorded" | "demo" | "cwd" | "own";
   readonly templates: Record<string, string> | undefined;
   readonly templateFile: string;
   readonly context: Record<string, string>;
@@ -123,9 +128,10 @@ function imported(session: Session | undefined): unknown {
 
 /**
  * Everything a run or resume uses, in the order it is checked: model, limits, template,
- * workspace (the demo's is made fresh here, after every check before it passed), context files.
+ * workspace (the demo's is made fresh here, after every check before it passed; a branch whose
+ * directory is missing or empty gets the files its head records checked out there), context files.
  */
-export function prepare(ctx: Context, args: Args, session: Session | undefined): Prepared {
+export async function prepare(ctx: Context, args: Args, session: Session | undefined): Promise<Prepared> {
   const recorded = session === undefined ? undefined : readInputs(session.durableTree);
   const rs = recorded?.settings ?? {};
   const notes: string[] = [];
@@ -146,7 +152,18 @@ export function prepare(ctx: Context, args: Args, session: Session | undefined):
         ? Number(rs["budget-tokens"])
         : undefined;
   const { templates, templateFile } = template(ctx, args, session, recorded, notes);
-  const { workspace, workspaceFrom } = chooseWorkspace(ctx, args, session, rs, demo);
+  const { workspace, workspaceFrom, restore, owned } = chooseWorkspace(ctx, args, session, demo);
+  if (owned !== undefined && session !== undefined) {
+    const r = await takeOwnDir(session, ctx.dbPath, workspace, owned.dir);
+    notes.push(
+      `${owned.dir} is the working directory of branch ${owned.by}: ${session.branch} gets its own, ${workspace} (event ${r.event.id}, ${r.fileCount} files)`,
+    );
+  } else if (restore && session !== undefined) {
+    const r = await checkoutWorkspace(session.durableTree, workspace, session.store);
+    notes.push(
+      `the workspace ${workspace} was ${restore}: checked out the ${r.written + r.unchanged} files event ${session.head.id} records there`,
+    );
+  }
   const context = contextFiles(args, session, recorded, workspace, notes);
   return {
     model,
@@ -206,21 +223,32 @@ function template(
   return { templates: { system: readText(file, "the template", false) }, templateFile: file };
 }
 
+/**
+ * The workspace: a flag, else the directory the branch records (`<workspace dir>`, else the
+ * recorded setting), else the current directory (or the demo's). `restore` says that the branch
+ * records files and the directory is missing or empty: its head is checked out there first.
+ */
 function chooseWorkspace(
   ctx: Context,
   args: Args,
   session: Session | undefined,
-  rs: Readonly<Record<string, string>>,
   demo: boolean,
-): { workspace: string; workspaceFrom: Prepared["workspaceFrom"] } {
+): {
+  workspace: string;
+  workspaceFrom: Prepared["workspaceFrom"];
+  restore: "missing" | "empty" | undefined;
+  /** The recorded directory belongs to another branch: this one gets `workspace`, a new one. */
+  owned?: { dir: string; by: string };
+} {
   const flagged = str(args, "workspace");
+  const recorded = session === undefined ? undefined : lineDir(session.durableTree);
   // An imported session's recorded workspace and commands come from someone else's machine:
   // resuming it runs its pending tools, so the workspace must be named explicitly.
   if (session !== undefined && flagged === undefined && imported(session) !== undefined)
     throw new UsageError(
-      `session ${session.id} was imported (from ${String(imported(session))}); its tools would run in the workspace it recorded (${rs.workspace ?? "?"}) — pass --workspace DIR to choose where`,
+      `session ${session.id} was imported (from ${String(imported(session))}); its tools would run in the workspace it recorded (${recorded ?? "?"}) — pass --workspace DIR to choose where`,
     );
-  if (session !== undefined && flagged === undefined && rs.workspace === undefined)
+  if (session !== undefined && flagged === undefined && recorded === undefined)
     throw new UsageError(`session ${session.id} recorded no workspace (it was stopped while being created); pass --workspace DIR`);
   let workspace: string;
   let from: Prepared["workspaceFrom"];
@@ -230,14 +258,44 @@ function chooseWorkspace(
     freshDemoWorkspace(workspace, flagged === undefined);
     from = flagged === undefined ? "demo" : "flag";
   } else {
-    workspace = resolve(ctx.cwd, flagged ?? rs.workspace ?? ".");
+    workspace = resolve(ctx.cwd, flagged ?? recorded ?? ".");
     from = flagged !== undefined ? "flag" : session !== undefined ? "recorded" : "cwd";
   }
-  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
+  // Two branches never work in one directory (CLI-31): another branch's is refused, and a branch
+  // whose recorded directory another owns (a head a rewind kept, say) gets its own.
+  if (session !== undefined && !demo) {
+    if (flagged !== undefined && workspace !== recorded) {
+      const other = usedBy(session, workspace);
+      if (other !== undefined)
+        throw new UsageError(
+          `--workspace ${workspace} is the working directory of branch ${other}; give another (a new or empty directory gets the files of ${session.branch})`,
+        );
+    } else if (flagged === undefined) {
+      const owner = dirOwner(session.store, session.id, session.branch, workspace);
+      if (owner !== undefined) {
+        const own = defaultBranchDir(ctx.dbPath, handleOf(session.store, session.id), session.branch);
+        return { workspace: own, workspaceFrom: "own", restore: undefined, owned: { dir: workspace, by: owner } };
+      }
+    }
+  }
+  const state = dirState(workspace);
+  if (session !== undefined && workspaceElement(session.durableTree) !== undefined && (state === "missing" || state === "empty"))
+    return { workspace, workspaceFrom: from, restore: state };
+  if (state === "missing" || state === "not-dir") {
     const message = `the workspace ${workspace} is not a directory; create it or pass --workspace DIR`;
     throw flagged !== undefined ? new UsageError(message) : new CliError(message);
   }
-  return { workspace, workspaceFrom: from };
+  return { workspace, workspaceFrom: from, restore: undefined };
+}
+
+/** A branch other than `session`'s, not a head a rewind kept, whose head records `dir`. */
+function usedBy(session: Session, dir: string): string | undefined {
+  for (const b of session.store.branches(session.id)) {
+    if (b.name === session.branch || b.origin === "rewind") continue;
+    if (session.store.eventMeta(b.head)?.session !== session.id) continue;
+    if (lineDir(materialize(session.store, b.head)) === dir) return b.name;
+  }
+  return undefined;
 }
 
 /**

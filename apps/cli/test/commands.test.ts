@@ -137,7 +137,8 @@ describe("CLI-13 … CLI-17 reading", () => {
       .split("\n");
     expect(branches[0]).toMatch(/^BRANCH +HEAD +EVENTS +ORIGIN +CREATED$/);
     expect(branches[1]).toMatch(new RegExp(`^main +${events.at(-1)?.id} +${events.length} +- `));
-    expect(branches[2]).toMatch(new RegExp(`^mid +${start} +\\d+ +fork at ${start} `));
+    // the fork's head is its first event, which records its own working directory (CLI-31)
+    expect(branches[2]).toMatch(new RegExp(`^mid +\\d+ +\\d+ +fork at ${start} `));
     const diff = ok(await strata(dir, ["diff", `${handle}@mid`, `${handle}@main`]));
     expect(diff).toMatch(/^\+ <stop> #\d+ in <body> #3$/m);
     expect(diff).toMatch(/^~ <call> #\d+ status: "running" → "executed"$/m);

@@ -36,7 +36,7 @@ const USAGE: readonly [readonly string[], number, RegExp][] = [
   [["ls", "extra"], 2, /takes 0 arguments, got 1/],
   [["log", "a b"], 2, /"a b" is not a session address/],
   [["export", "S", "--json"], 2, /prints no data; --json does not apply/],
-  ...["resume", "log", "show", "branches", "prompt", "fork", "bisect", "replay", "verify"].map(
+  ...["resume", "log", "show", "branches", "prompt", "fork", "bisect", "replay", "verify", "checkout"].map(
     (c) => [[c, "--last", "S"], 2, /give either --last or SESSION, not both/] as [string[], number, RegExp],
   ),
   // malformed values
@@ -53,6 +53,13 @@ const USAGE: readonly [readonly string[], number, RegExp][] = [
   [["rewind", "S"], 2, /rewind needs --to EVENT/],
   [["rewind", "S", "--to", "abc"], 2, /--to "abc" is not an event/],
   [["rewind", "S@5", "--to", "3"], 2, /rewind moves a branch/],
+  // the workspace (CLI-31 … CLI-36): directories and file conditions are checked before the database is opened
+  [["checkout", "S"], 2, /checkout needs --to DIR/],
+  [["checkout", "S", "--to", "."], 2, /--to .* is not empty; give a new or empty directory, or --force/],
+  [["fork", "S@3", "--workspace", "."], 2, /--workspace .* is not empty; give a new or empty directory/],
+  [["bisect", "S", "--until-file", "a.txt~("], 2, /--until-file "a\.txt~\(": Invalid regular expression/],
+  [["bisect", "S", "--until-file", "../x"], 2, /--until-file "\.\.\/x": the path has a "\.\." segment/],
+  [["show", "S", "--files", "--select", "call"], 2, /--files and --select cannot be used together/],
   [["prompt", "S", "--at", "x"], 2, /--at "x" is not an event/],
   [["prompt", "S", "--diff", "y"], 2, /--diff "y" is not an event/],
   [["replay", "S"], 2, /replay needs --verify, --rerun or --override/],

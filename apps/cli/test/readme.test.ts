@@ -12,7 +12,7 @@
  *   - `strata serve &` binds a free port (7357 may be taken) and is waited for; the `curl` goes to
  *     that port and stops after a few seconds (`--max-time`: a live stream never ends; exit 28).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanup, ROOT, sh, tempDir } from "./cli-kit.ts";
@@ -127,8 +127,15 @@ describe("CLI-W the README, pasted in order", () => {
       const shown = step.expected.map((l) => l.replaceAll("/tmp/walk", walk));
       expect(missing(shown, stdout, errs[i] ?? ""), what).toEqual([]);
     }
-    // what the walkthrough says it leaves behind
-    expect(readFileSync(join(walk, "ws", "SUMMARY.md"), "utf8")).toContain("# Notes, in short");
+    // what the walkthrough says it leaves behind: each branch its own summary (CLI-31), main's
+    // written again after the rewind, the note made outside the agent recoverable (CLI-33)
+    const main = readFileSync(join(walk, "ws", "SUMMARY.md"), "utf8");
+    expect(main).toContain("# Summary of the meeting notes");
+    expect(main).not.toContain("my own note");
+    const forks = join(walk, ".strata", "workspaces");
+    const [handle] = readdirSync(forks);
+    expect(readFileSync(join(forks, handle as string, "alt", "SUMMARY.md"), "utf8")).toContain("# Notes, in short");
+    expect(readFileSync(join(walk, "kept", "SUMMARY.md"), "utf8")).toMatch(/# Summary of the meeting notes[\s\S]*- \[ \] my own note\n$/);
     expect(existsSync(join(walk, "copy.db"))).toBe(true);
   }, 600_000);
 });

@@ -1,7 +1,7 @@
 /**
  * CLI-30 read commands open the database read-only (ST-24): in a directory the user cannot write,
- * as another user, `ls`, `log`, `show`, `diff`, `branches`, `prompt`, `bisect`, `replay --verify`,
- * `export` and `verify` work and leave no file behind (no -wal or -shm owned by the reader), and
+ * as another user, `ls`, `log`, `show` (with `--files`), `diff`, `branches`, `prompt`, `bisect`
+ * (with `--until-file`), `replay --verify`, `checkout`, `export` and `verify` work and leave no file behind (no -wal or -shm owned by the reader), and
  * none of them migrates or changes the file.
  */
 import { spawn } from "node:child_process";
@@ -64,6 +64,9 @@ describe("CLI-30 read commands in a directory the reader cannot write", () => {
     chmodSync(db, 0o555);
     locked.push(db);
     const before = listing(db);
+    const out = join(base, "out");
+    mkdirSync(out);
+    chmodSync(out, 0o777);
     const commands: string[][] = [
       ["ls"],
       ["log", "@last", "--limit", "3"],
@@ -73,6 +76,9 @@ describe("CLI-30 read commands in a directory the reader cannot write", () => {
       ["branches", "@last"],
       ["prompt", "@last", "--at", "4"],
       ["bisect", "@last", "--until", "call[status=executed]"],
+      ["show", "@last", "--files"],
+      ["bisect", "@last", "--until-file", "SUMMARY.md~Open questions"],
+      ["checkout", "@last", "--to", join(out, "files")],
       ["replay", "@last", "--verify"],
       ["export", "@last"],
       ["verify"],
@@ -83,5 +89,7 @@ describe("CLI-30 read commands in a directory the reader cannot write", () => {
       expect(r.stderr, args.join(" ")).not.toMatch(/unexpected error|read-only|readonly|SQLITE_/i);
       expect(listing(db), args.join(" ")).toEqual(before);
     }
+    // checkout wrote the files where it was told, and only there
+    expect(readdirSync(join(out, "files")).sort()).toEqual(["AGENTS.md", "SUMMARY.md", "notes"]);
   }, 180_000);
 });

@@ -11,6 +11,31 @@ const count = { type: "integer", minimum: 0 };
 const ms = { type: "number" };
 const branchName = { type: "string", minLength: 1 };
 const nullable = (s: object) => ({ anyOf: [s, { type: "null" }] });
+const absPath = { type: "string", pattern: "^/" };
+const fileSide = {
+  type: "object",
+  required: ["hash", "mode", "size"],
+  properties: { hash: { type: "string", pattern: "^[0-9a-f]{64}$" }, mode: { enum: ["644", "755", "link"] }, size: count },
+};
+/** A file change (`diff`, `bisect`, `rewind`): a diff of text, or sizes and hashes only. */
+const fileChange = {
+  type: "object",
+  required: ["path", "change", "before", "after"],
+  properties: {
+    path: { type: "string", minLength: 1 },
+    change: { enum: ["added", "modified", "deleted"] },
+    before: nullable(fileSide),
+    after: nullable(fileSide),
+    binary: { type: "boolean" },
+    diff: nullable({ type: "string" }),
+  },
+};
+const fileDiff = { ...fileChange, required: [...fileChange.required, "binary", "diff"] };
+const fileCounts = {
+  type: "object",
+  required: ["added", "modified", "deleted"],
+  properties: { added: count, modified: count, deleted: count },
+};
 const work = {
   type: "object",
   required: ["terminate", "spawn", "retained"],
@@ -89,8 +114,14 @@ export const SCHEMAS = {
         type: "array",
         items: {
           type: "object",
-          required: ["id", "depth", "ts", "label", "by", "kind", "summary", "marks"],
-          properties: { id: eventId, ts: ms, summary: { type: "string" }, marks: { type: "array", items: { type: "string" } } },
+          required: ["id", "depth", "ts", "label", "by", "kind", "summary", "marks", "fileChanges"],
+          properties: {
+            id: eventId,
+            ts: ms,
+            summary: { type: "string" },
+            marks: { type: "array", items: { type: "string" } },
+            fileChanges: nullable(fileCounts),
+          },
         },
       },
     },
@@ -114,18 +145,59 @@ export const SCHEMAS = {
   },
   fork: {
     type: "object",
-    required: ["session", "branch", "head", "sourceBranch", "work"],
-    properties: { session: sessionId, branch: branchName, head: eventId, sourceBranch: branchName, work },
+    required: ["session", "branch", "head", "forkedAt", "sourceBranch", "dir", "fileCount", "filesFrom", "work"],
+    properties: {
+      session: sessionId,
+      branch: branchName,
+      head: eventId,
+      forkedAt: eventId,
+      sourceBranch: branchName,
+      dir: absPath,
+      fileCount: count,
+      filesFrom: nullable(eventId),
+      work,
+    },
   },
   rewind: {
     type: "object",
-    required: ["session", "branch", "head", "keptAs", "work"],
-    properties: { session: sessionId, branch: branchName, head: eventId, keptAs: nullable(branchName), work },
+    required: ["session", "branch", "head", "to", "keptAs", "outside", "dir", "files", "work"],
+    properties: {
+      session: sessionId,
+      branch: branchName,
+      head: eventId,
+      to: eventId,
+      keptAs: nullable(branchName),
+      outside: nullable(eventId),
+      dir: nullable(absPath),
+      files: { type: "array", items: fileChange },
+      work,
+    },
+  },
+  checkout: {
+    type: "object",
+    required: ["session", "branch", "event", "dir", "fileCount", "writtenCount", "unchangedCount", "removedCount"],
+    properties: {
+      session: sessionId,
+      branch: branchName,
+      event: eventId,
+      dir: absPath,
+      fileCount: count,
+      writtenCount: count,
+      unchangedCount: count,
+      removedCount: count,
+    },
   },
   diff: {
     type: "object",
-    required: ["session", "from", "to", "diff"],
-    properties: { session: sessionId, from: eventId, to: eventId, diff: { type: "object" } },
+    required: ["session", "from", "to", "diff", "filesRecorded", "files"],
+    properties: {
+      session: sessionId,
+      from: eventId,
+      to: eventId,
+      diff: { type: "object" },
+      filesRecorded: { type: "boolean" },
+      files: { type: "array", items: fileDiff },
+    },
   },
   branches: {
     type: "object",
@@ -160,8 +232,15 @@ export const SCHEMAS = {
   },
   bisect: {
     type: "object",
-    required: ["session", "branch", "event", "label", "probes", "matches", "diff"],
-    properties: { session: sessionId, event: eventId, probes: count, matches: { type: "array", items: { type: "integer" } } },
+    required: ["session", "branch", "event", "label", "probes", "until", "matches", "diff", "files"],
+    properties: {
+      session: sessionId,
+      event: eventId,
+      probes: count,
+      until: { type: "array", items: { type: "string" } },
+      matches: { type: "array", items: { type: "integer" } },
+      files: { type: "array", items: fileDiff },
+    },
   },
   import: {
     type: "object",
@@ -205,12 +284,27 @@ export const SCHEMAS = {
   },
   rerun: {
     type: "object",
-    required: ["session", "sourceBranch", "branch", "forkedAt", "turns", "calls", "rerunSafe", "recordedNever", "stop", "divergence"],
+    required: [
+      "session",
+      "sourceBranch",
+      "branch",
+      "forkedAt",
+      "turns",
+      "calls",
+      "rerunSafe",
+      "recordedNever",
+      "stop",
+      "divergence",
+      "dir",
+      "filesCompared",
+    ],
     properties: {
       session: sessionId,
       sourceBranch: branchName,
       branch: branchName,
       forkedAt: eventId,
+      dir: absPath,
+      filesCompared: { type: "boolean" },
       stop: nullable({ enum: stops }),
       divergence: nullable({ type: "object", required: ["what", "source", "rerun", "before", "after", "message"] }),
     },
@@ -219,6 +313,22 @@ export const SCHEMAS = {
     type: "object",
     required: ["session", "branch", "event", "matchCount", "elements"],
     properties: { session: sessionId, branch: branchName, event: eventId, matchCount: nullable(count), elements: { type: "array" } },
+  },
+  showFiles: {
+    type: "object",
+    required: ["session", "branch", "event", "recorded", "dir", "fileCount", "files"],
+    properties: {
+      session: sessionId,
+      branch: branchName,
+      event: eventId,
+      recorded: { type: "boolean" },
+      dir: nullable(absPath),
+      fileCount: count,
+      files: {
+        type: "array",
+        items: { ...fileSide, required: ["path", ...fileSide.required], properties: { ...fileSide.properties, path: { type: "string" } } },
+      },
+    },
   },
   serve: { type: "object", required: ["url", "token", "db"], properties: { url: { type: "string" }, token: nullable({ type: "string" }) } },
   error: {
@@ -233,7 +343,7 @@ export const SCHEMAS = {
  * object. `id` is the id of the object it is in (a session in `sessions`, an event in `events`, an
  * element in `elements`); every other reference names its kind.
  */
-export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" | "count" | "array" | "time" | "handle">> = {
+export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" | "count" | "array" | "time" | "handle" | "path">> = {
   session: "session",
   importedFrom: "session",
   handle: "handle",
@@ -243,6 +353,8 @@ export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" 
   from: "event",
   to: "event",
   originEvent: "event",
+  outside: "event",
+  filesFrom: "event",
   branch: "branch",
   sourceBranch: "branch",
   keptAs: "branch",
@@ -255,12 +367,20 @@ export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" 
   changes: "array",
   marks: "array",
   dropped: "array",
+  files: "array",
+  paths: "array",
+  until: "array",
   eventCount: "count",
   branchCount: "count",
   blobCount: "count",
   sessionCount: "count",
   snapshotCount: "count",
   matchCount: "count",
+  fileCount: "count",
+  writtenCount: "count",
+  unchangedCount: "count",
+  removedCount: "count",
+  dir: "path",
   created: "time",
   lastActivity: "time",
   ts: "time",
@@ -289,7 +409,9 @@ export function checkVocabulary(doc: unknown, path = "$"): string[] {
                     ? Number.isSafeInteger(v) && (v as number) >= 0
                     : kind === "time"
                       ? typeof v === "number"
-                      : Array.isArray(v);
+                      : kind === "path"
+                        ? typeof v === "string" && v.startsWith("/")
+                        : Array.isArray(v);
         if (!ok) problems.push(`${path}.${k} should be a ${kind}, got ${JSON.stringify(v)?.slice(0, 60)}`);
       }
       problems.push(...checkVocabulary(v, `${path}.${k}`));

@@ -32,6 +32,7 @@ import { reporter } from "../reporter.ts";
 import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
 import { handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
+import { trackerFor } from "../workspace.ts";
 
 type Defaults = "run" | "resume";
 
@@ -145,10 +146,13 @@ async function drive(
   const stopOnParent = (): void => ctl.abort();
   ctx.signal.addEventListener("abort", stopOnParent, { once: true });
   const show = reporter(out, session, out.live);
+  // The tools' directory, tracked: the loop records its baseline and every file a call changes (CLI-34).
+  const tracker = trackerFor(ctx.dbPath, p.workspace, session.store);
   let result: RunResult;
   try {
     result = await runAgent(session, {
       ...loopOptions(p),
+      workspace: tracker,
       ...(task !== undefined ? { task } : {}),
       signal: ctl.signal,
       onEvent: show.onEvent,
@@ -197,10 +201,12 @@ function banner(out: Out, cwd: string, session: Session, p: Prepared, verb: stri
       : p.workspaceFrom === "cwd"
         ? "the current directory: the agent's tools read, write and run commands here"
         : p.workspaceFrom === "recorded"
-          ? "as the session recorded"
-          : p.demo
-            ? "a copy of fixtures/demo-workspace for the offline demo"
-            : "as given";
+          ? "the branch's own, as recorded"
+          : p.workspaceFrom === "own"
+            ? "the branch's own, new: the one it recorded belongs to another branch"
+            : p.demo
+              ? "a copy of fixtures/demo-workspace for the offline demo"
+              : "as given";
   const rel = relative(cwd, p.workspace);
   const shown = rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? p.workspace : rel;
   out.info(`${out.paint("bold", "workspace")} ${shown}  ${out.paint("dim", `— ${why}`)}`);
@@ -256,7 +262,7 @@ export const run: Command = {
     const lease = acquireLease(store, a.session.id, a.branch.name, "run --session");
     try {
       const { session } = Session.open(store, a.session.id, { branch: a.branch.name, lease: lease.token });
-      const p = prepare(ctx, args, session);
+      const p = await prepare(ctx, args, session);
       banner(ctx.out, ctx.cwd, session, p, "session");
       return await drive(ctx, session, p, given as string, lease, false);
     } finally {
@@ -273,7 +279,7 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
       "no model is configured: give one with --model openai:MODEL (OPENAI_API_KEY) or --model scripted:FILE, or set STRATA_MODEL; `strata run` alone plays the offline demo, which takes no TASK",
     );
   if (configured && given === undefined) throw new UsageError('strata run needs a TASK (e.g. strata run "fix the failing test")');
-  const p = prepare(ctx, args, undefined);
+  const p = await prepare(ctx, args, undefined);
   const task = given ?? DEMO_TASK;
   await preflight(p, task);
   const store = ctx.store({ create: true });
@@ -381,7 +387,7 @@ export const resume: Command = {
           );
         return 0;
       }
-      const p = prepare(ctx, args, session);
+      const p = await prepare(ctx, args, session);
       banner(ctx.out, ctx.cwd, session, p, "resuming");
       ctx.out.info(ctx.out.paint("dim", `  at event ${session.head.id} of ${session.branch}`));
       const lines = describeWork(ctx.out, session, work);

@@ -1,19 +1,16 @@
-/** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24). */
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { type Override, readInputs, rerun, ToolRegistry, verifyRequests, workspaceTools } from "@strata/agent";
+/** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24, CLI-36). */
+import { diffWorkspaces, verifyRequests } from "@strata/agent";
 import { DomError, diffTrees, select, skeletonTree } from "@strata/dom";
 import { materialize, replayVerify, Session, verifyStore } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
-import { type Args, branchName, type Command, flag, list, str } from "../command.ts";
-import type { Context } from "../context.ts";
+import { allHold, fileCondition, parseFileCondition, selectorCondition } from "../bisect-conditions.ts";
+import { branchName, type Command, flag, list, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
+import { fileDiffs, fileDiffView } from "../filediff.ts";
 import { diffView } from "../render.ts";
-import { handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
-
-const OVERRIDE = /^(llm|tool):([^=]+)=(.+)$/;
+import { OVERRIDE, rerunCommand } from "./rerun.ts";
 
 /** Checks a selector's syntax on an empty tree, before any file is opened (a malformed one is a usage error). */
 export function checkSelector(option: string, css: string | undefined): void {
@@ -90,7 +87,8 @@ export const replay: Command = {
     workspace: {
       type: "string",
       value: "DIR",
-      description: "where safe tools run (default: the workspace the session recorded; required for an imported session)",
+      description:
+        "where the re-run plays: a new or empty directory that gets the recorded files (default <database dir>/workspaces/<handle>/<branch>); for a session that records no files, where its safe tools run (default: the recorded workspace; required for an imported session)",
     },
   },
   positionals: { min: 1, max: 1 },
@@ -180,46 +178,60 @@ export const replay: Command = {
 
 export const bisect: Command = {
   name: "bisect",
-  summary: "find the first event after which a selector matches",
-  usage: "strata bisect SESSION[@BRANCH] --until CSS",
-  description:
-    "Binary search over the branch: materializes O(log n) states and reports the first event after which CSS matches an element (assuming that, once true, it stays true), with that event's diff.",
+  summary: "find the first event after which a condition holds: a selector matches, a file exists or matches",
+  usage: "strata bisect SESSION[@BRANCH] (--until CSS | --until-file PATH[~REGEX]) …",
+  description: [
+    "Binary search over the branch: materializes O(log n) states and reports the first event after which every condition holds (assuming that, once true, it stays true), with that event's diff and file changes. -q prints only the event id (for scripts: strata rewind S --to $(strata bisect S --until … -q)).",
+    "--until CSS: a selector matches an element of the tree. --until-file PATH: the workspace the event records has the file; PATH~REGEX: and its content matches the regular expression (JavaScript syntax; PATH~/REGEX/i for flags i, m, s, u; the path is everything before the first ~). Conditions can be repeated and combined: all must hold.",
+  ].join("\n"),
   examples: [
     "strata bisect @last --until 'call[status=env_error]'",
     "strata bisect 6CPD71@try-2 --until 'todo item[status=completed]' --json",
+    "strata bisect @last --until-file SUMMARY.md",
+    "strata bisect @last --until-file 'src/app.ts~/TODO|FIXME/i'",
   ],
-  options: { until: { type: "string", value: "CSS", description: "the condition: a selector that starts matching" } },
+  options: {
+    until: { type: "string", value: "CSS", description: "a selector that starts matching" },
+    "until-file": {
+      type: "string",
+      multiple: true,
+      value: "PATH[~REGEX]",
+      description: "a file that starts to exist in the workspace (with ~REGEX: whose content starts to match); repeatable",
+    },
+  },
   positionals: { min: 1, max: 1 },
   takesSession: true,
   json: true,
   check(args) {
     parseAddress(args.positionals[0] as string);
-    if (str(args, "until") === undefined) throw new UsageError("bisect needs --until CSS");
+    if (str(args, "until") === undefined && list(args, "until-file").length === 0)
+      throw new UsageError("bisect needs --until CSS or --until-file PATH (PATH~REGEX for its content): the condition to search for");
     checkSelector("until", str(args, "until"));
+    for (const spec of list(args, "until-file")) parseFileCondition(spec);
   },
   run(ctx, args) {
-    const css = str(args, "until") as string;
+    const css = str(args, "until");
     const store = ctx.store({ readonly: true });
+    const conditions = [
+      ...(css === undefined ? [] : [selectorCondition(css)]),
+      ...list(args, "until-file").map((spec) => fileCondition(store, spec)),
+    ];
+    const what = conditions.map((c) => c.text).join(" and ");
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const chain = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER);
-    const holds = (i: number): boolean => {
-      const tree = materialize(store, (chain[i] as { id: EventId }).id);
-      try {
-        return select(tree, css).length > 0;
-      } catch (e) {
-        if (e instanceof DomError) throw new UsageError(e.message);
-        throw e;
-      }
-    };
     let steps = 0;
-    const probe = (i: number) => {
+    const probe = (i: number): boolean => {
       steps++;
       ctx.out.progress(`bisect: step ${steps}, event ${chain[i]?.id}`);
-      return holds(i);
+      return allHold(conditions, materialize(store, (chain[i] as { id: EventId }).id)) !== undefined;
     };
     if (!probe(chain.length - 1)) {
       ctx.out.progressDone();
-      throw new CliError(`${css} matches nothing at the head of ${a.branch.name} (event ${a.event}); nothing to find`);
+      throw new CliError(
+        css !== undefined && conditions.length === 1
+          ? `${css} matches nothing at the head of ${a.branch.name} (event ${a.event}); nothing to find`
+          : `${what} does not hold at the head of ${a.branch.name} (event ${a.event}); nothing to find`,
+      );
     }
     let lo = 0;
     let hi = chain.length - 1;
@@ -235,7 +247,8 @@ export const bisect: Command = {
     const before = hi === 0 ? undefined : materialize(store, (chain[hi - 1] as { id: EventId }).id);
     const after = materialize(store, found.id);
     const d = before === undefined ? undefined : diffTrees(before, after);
-    const matched = select(after, css).map((e) => e.id);
+    const matched = allHold(conditions, after) ?? [];
+    const files = fileDiffs(store, diffWorkspaces(before, after));
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
@@ -243,88 +256,18 @@ export const bisect: Command = {
         event: found.id,
         label: found.label,
         probes: steps,
+        until: conditions.map((c) => c.text),
         matches: matched,
         diff: d ?? null,
+        files,
       });
+    if (ctx.out.quiet) return void ctx.out.line(String(found.id));
     ctx.out.line(
-      `${ctx.out.paint("bold", `first event after which ${css} matches: ${found.id}`)} (${oneLine(found.label ?? "no label", 40)}; ${steps} states materialized)`,
+      `${ctx.out.paint("bold", `first event after which ${what}: ${found.id}`)} (${oneLine(found.label ?? "no label", 40)}; ${steps} states materialized)`,
     );
     ctx.out.line(`matching: ${matched.map((id) => `#${id}`).join(", ")}`);
     if (before !== undefined && d !== undefined) for (const l of diffView(ctx.out, d, before, after)) ctx.out.line(l);
+    for (const l of fileDiffView(ctx.out, files)) ctx.out.line(l);
     return undefined;
   },
 };
-
-async function rerunCommand(ctx: Context, args: Args, specs: readonly string[]): Promise<number> {
-  const overrides: Override[] = specs.map((spec) => {
-    const m = OVERRIDE.exec(spec);
-    if (m === null) throw new UsageError(`--override ${JSON.stringify(spec)}: use llm:CALL_ID=FILE or tool:CALL_ID=FILE`);
-    const path = resolve(ctx.cwd, m[3] as string);
-    if (!existsSync(path)) throw new UsageError(`--override ${spec}: the file ${path} does not exist`);
-    let content: string;
-    try {
-      content = readFileSync(path, "utf8");
-    } catch (e) {
-      throw new UsageError(`--override ${spec}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    return { kind: m[1] as "llm" | "tool", callId: m[2] as string, content };
-  });
-  const store = ctx.store();
-  const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-  if (a.explicitEvent) throw new UsageError("a re-run replays a whole branch: give SESSION or SESSION@BRANCH");
-  if (str(args, "name") !== undefined && store.branch(a.session.id, str(args, "name") as string) !== undefined)
-    throw new CliError(`session ${a.session.id} has a branch "${str(args, "name")}" already; pick another --name`);
-  const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-  const importedFrom = store.getSession(a.session.id)?.metadata.importedFrom;
-  // An imported session's recorded workspace names someone else's machine: safe tools would read there.
-  if (importedFrom !== undefined && str(args, "workspace") === undefined)
-    throw new UsageError(
-      `session ${a.session.id} was imported (from ${String(importedFrom)}); a re-run executes its safe tools for real — pass --workspace DIR to choose where`,
-    );
-  const workspace = resolve(ctx.cwd, str(args, "workspace") ?? readInputs(session.durableTree).settings.workspace ?? ".");
-  if (!existsSync(workspace)) {
-    const message = `the workspace ${workspace} does not exist; pass --workspace DIR (safe tools run there)`;
-    throw str(args, "workspace") !== undefined ? new UsageError(message) : new CliError(message);
-  }
-  const report = await rerun(session, {
-    registry: new ToolRegistry(workspaceTools({ root: workspace })),
-    overrides,
-    ...(branchName(args, "name") !== undefined ? { name: branchName(args, "name") as string } : {}),
-    signal: ctx.signal,
-    onProgress: (n) => ctx.out.progress(`re-running: model reply ${n}`),
-  });
-  ctx.out.progressDone();
-  const diverged = report.divergence !== undefined;
-  if (ctx.out.json)
-    ctx.out.data({
-      session: a.session.id,
-      sourceBranch: a.branch.name,
-      ...report,
-      stop: report.stop ?? null,
-      divergence: report.divergence ?? null,
-    });
-  else {
-    const o = ctx.out;
-    o.line(
-      `${o.paint("bold", overrides.length > 0 ? "counterfactual" : "re-run")} on branch ${o.paint("cyan", report.branch)} (forked at event ${report.forkedAt})`,
-    );
-    o.line(
-      o.paint(
-        "dim",
-        `  ${report.turns} model replies, ${report.calls} calls: ${report.rerunSafe} safe calls re-executed, ${report.recordedNever} answered from the recording; stop: ${report.stop ?? "none"}`,
-      ),
-    );
-    const d = report.divergence;
-    if (d === undefined) o.line(`${o.paint("green", "reproduced")}: every reply, call and observation matches ${a.branch.name}`);
-    else {
-      o.line(`${o.paint(overrides.length > 0 ? "yellow" : "red", "diverged")}: ${d.message}`);
-      o.line(`  ${a.branch.name}: element #${d.source.element ?? "-"}${d.source.event !== null ? ` (event ${d.source.event})` : ""}`);
-      o.line(`  ${report.branch}: element #${d.rerun.element ?? "-"}${d.rerun.event !== null ? ` (event ${d.rerun.event})` : ""}`);
-      o.line(o.paint("red", `  - ${oneLine(d.before, 160)}`));
-      o.line(o.paint("green", `  + ${oneLine(d.after, 160)}`));
-      const h = handleOf(store, a.session.id);
-      o.line(o.paint("dim", `  compare: strata diff ${h}@${a.branch.name} ${h}@${report.branch}`));
-    }
-  }
-  return diverged && overrides.length === 0 ? 1 : 0;
-}

@@ -1,11 +1,36 @@
-/** Commands that move history: fork and rewind (CLI-18, CLI-19). Nothing is ever deleted. */
-import { type LifecycleWork, Session } from "@strata/engine";
+/**
+ * Commands that move history: fork and rewind (CLI-18, CLI-19), with the files (CLI-31, CLI-33).
+ * Nothing is ever deleted: a fork gets a working directory of its own, checked out from the fork
+ * point; a rewind restores the branch's directory to the target, and refuses (exit 3) to overwrite
+ * what changed there outside the agent unless `--force` records that change first.
+ */
+import { resolve } from "node:path";
+import { checkoutWorkspace, diffWorkspaces, type FileChange, outsideChanges, workspaceElement } from "@strata/agent";
+import { type LifecycleWork, materialize, Session } from "@strata/engine";
+import type { EventMeta } from "@strata/store";
 import { checkEventText, eventOnBranch, parseAddress, resolveAddress } from "../address.ts";
-import { branchName, type Command, str } from "../command.ts";
+import { startingFiles } from "../branch-dir.ts";
+import { type Args, branchName, type Command, flag, str } from "../command.ts";
+import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
-import { refuseIfDriven } from "../lease.ts";
+import { fileChangeJson } from "../filediff.ts";
+import { acquireLease, refuseIfDriven } from "../lease.ts";
 import type { Out } from "../output.ts";
 import { handleOf } from "../sessions.ts";
+import {
+  branchDirLabel,
+  checkApart,
+  checkFreshDir,
+  defaultBranchDir,
+  dirState,
+  filesAt,
+  lineDir,
+  outsideRefusal,
+  recordBranchDir,
+  recordOutside,
+  shownPath,
+  trackerFor,
+} from "../workspace.ts";
 
 function workLines(out: Out, w: LifecycleWork): string[] {
   const lines: string[] = [];
@@ -30,18 +55,36 @@ function workJson(w: LifecycleWork): unknown {
   };
 }
 
+/** One line per file a restore changes. */
+function fileLines(out: Out, changes: readonly FileChange[]): string[] {
+  return changes.map((c) =>
+    c.type === "add"
+      ? out.paint("green", `  restore    ${c.entry.path}`)
+      : c.type === "delete"
+        ? out.paint("red", `  remove     ${c.before.path}`)
+        : out.paint("yellow", `  revert     ${c.entry.path}`),
+  );
+}
+
 export const fork: Command = {
   name: "fork",
-  summary: "branch a session at any event",
-  usage: "strata fork SESSION@EVENT [--name NAME]",
-  description:
+  summary: "branch a session at any event, with a working directory of its own",
+  usage: "strata fork SESSION@EVENT [--name NAME] [--workspace DIR]",
+  description: [
     "Creates a branch whose head is the event (one row; nothing is copied) and prints what a session continued there would have to start or stop.",
-  examples: ["strata fork 6CPD71@57 --name try-2", "strata fork @last@main~3"],
+    "The branch gets its own working directory, so two branches never share one: DIR (new or empty), by default <database dir>/workspaces/<handle>/<branch>. The files of the fork point are checked out there, and the branch's first event records the directory (workspace.dir). A fork point before the run recorded its files gets the files of that line's baseline — no tool that writes had run before it (workspace.baseline).",
+  ].join("\n"),
+  examples: ["strata fork 6CPD71@57 --name try-2", "strata fork @last@main~3", "strata fork 6CPD71@57 --name big --workspace ../big-try"],
   options: {
     name: {
       type: "string",
       value: "NAME",
       description: "the new branch's name: letters, digits and . _ / - (default fork-EVENT)",
+    },
+    workspace: {
+      type: "string",
+      value: "DIR",
+      description: "the branch's working directory, new or empty (default <database dir>/workspaces/<handle>/<branch>)",
     },
   },
   positionals: { min: 1, max: 1 },
@@ -50,26 +93,66 @@ export const fork: Command = {
   check(args) {
     parseAddress(args.positionals[0] as string);
     branchName(args, "name");
+    if (str(args, "workspace") === "") throw new UsageError("--workspace needs a directory");
   },
-  run(ctx, args) {
+  async run(ctx, args) {
+    const flagged = str(args, "workspace");
+    if (flagged !== undefined) checkFreshDir(resolve(ctx.cwd, flagged), "--workspace", false);
     const store = ctx.store();
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const name = branchName(args, "name");
     if (name !== undefined && store.branch(a.session.id, name) !== undefined)
       throw new CliError(`session ${a.session.id} has a branch "${name}" already; pick another --name (strata branches lists them)`);
     const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-    const forked = session.fork(a.event, { name });
+    const branch = name ?? session.freeBranchName(`fork-${a.event}`);
+    const handle = handleOf(store, a.session.id);
+    const point = materialize(store, a.event);
+    const sourceDir = lineDir(session.durableTree) ?? lineDir(point);
+    const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.dbPath, handle, branch);
+    checkApart(dir, sourceDir, ctx.dbPath);
+    // The files at the fork point: recorded there, else the line's baseline, else the source directory as it is now.
+    const { source, recorded } = await startingFiles(store, ctx.dbPath, a.branch.head, a.event, point, sourceDir);
+    // The branch and its directory are one transaction: no fork is left that would fall back to the source's directory.
+    const forked = store.transaction(() => {
+      const f = session.fork(a.event, { name: branch });
+      f.commit((d) => recordBranchDir(d, dir, source), { label: branchDirLabel(point), by: "strata fork" });
+      return f;
+    });
+    let report: Awaited<ReturnType<typeof checkoutWorkspace>>;
+    try {
+      report = await checkoutWorkspace(forked.durableTree, dir, store);
+    } catch (e) {
+      throw new CliError(
+        `forked ${handle}@${forked.branch} at event ${a.event}, but writing its files into ${dir} failed: ${(e as Error).message}; \`strata checkout ${handle}@${forked.branch} --to ${dir} --force\` finishes it`,
+      );
+    }
+    const fileCount = report.written + report.unchanged;
+    const from =
+      recorded === undefined
+        ? source === undefined
+          ? "an empty directory (the source records no files)"
+          : `the files of ${shownPath(ctx.cwd, sourceDir as string)} as they are now (nothing recorded them yet)`
+        : recorded === a.event
+          ? `the files at event ${a.event}`
+          : `the files of the baseline, event ${recorded} (no tool wrote before it)`;
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
         branch: forked.branch,
         head: forked.head.id,
+        forkedAt: a.event,
         sourceBranch: a.branch.name,
+        dir,
+        fileCount,
+        filesFrom: recorded ?? null,
         work: workJson(forked.work),
       });
     if (ctx.out.quiet) return void ctx.out.line(forked.branch);
     ctx.out.line(
-      `${ctx.out.paint("green", "forked")} ${handleOf(store, a.session.id)}@${ctx.out.paint("cyan", forked.branch)} at event ${a.event} (from ${a.branch.name})`,
+      `${ctx.out.paint("green", "forked")} ${handle}@${ctx.out.paint("cyan", forked.branch)} at event ${a.event} (from ${a.branch.name})`,
+    );
+    ctx.out.line(
+      `${ctx.out.paint("bold", "workspace")} ${shownPath(ctx.cwd, dir)}  ${ctx.out.paint("dim", `— its own: ${fileCount} files, ${from}`)}`,
     );
     ctx.out.line("lifecycle work, from the head of the branch forked to the fork point:");
     for (const l of workLines(ctx.out, forked.work)) ctx.out.line(l);
@@ -79,12 +162,20 @@ export const fork: Command = {
 
 export const rewind: Command = {
   name: "rewind",
-  summary: "move a branch back to an earlier event",
-  usage: "strata rewind SESSION[@BRANCH] --to EVENT",
-  description:
-    "Moves the branch head back; the abandoned head stays as branch rewound/BRANCH/HEAD, so nothing is lost. Prints the lifecycle work: calls, jobs and subagents to stop or start.",
-  examples: ["strata rewind 6CPD71 --to 40", "strata rewind @last@try-2 --to head~2 --json"],
-  options: { to: { type: "string", value: "EVENT", description: "an event id on the branch, or head~N for N events before the head" } },
+  summary: "move a branch back to an earlier event, files included",
+  usage: "strata rewind SESSION[@BRANCH] --to EVENT [--force]",
+  description: [
+    "Moves the branch head back; the abandoned head stays as branch rewound/BRANCH/HEAD, so nothing is lost. Prints the lifecycle work: calls, jobs and subagents to stop or start, and the files to restore.",
+    "The branch's working directory is restored to the files at EVENT. First it is compared with what the head records: a file changed outside the agent (an editor, a git checkout) is refused with the list of paths and exit 3 — unless --force, which records that change as its own event (workspace.outside) before restoring, so `strata checkout` of that event brings it back.",
+  ].join("\n"),
+  examples: ["strata rewind 6CPD71 --to 40", "strata rewind @last@try-2 --to head~2 --json", "strata rewind 6CPD71 --to 40 --force"],
+  options: {
+    to: { type: "string", value: "EVENT", description: "an event id on the branch, or head~N for N events before the head" },
+    force: {
+      type: "boolean",
+      description: "restore even over files changed outside the agent, recording that change first as its own event",
+    },
+  },
   positionals: { min: 1, max: 1 },
   takesSession: true,
   json: true,
@@ -95,34 +186,98 @@ export const rewind: Command = {
     if ((at !== undefined && /^[0-9]+$/.test(at)) || back > 0)
       throw new UsageError(`rewind moves a branch: give SESSION or SESSION@BRANCH, and the event with --to (not ${args.positionals[0]})`);
   },
-  run(ctx, args) {
-    const to = str(args, "to") as string;
-    const store = ctx.store();
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const target = eventOnBranch(store, a.branch, to);
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+  run: rewindCommand,
+};
+
+async function rewindCommand(ctx: Context, args: Args): Promise<number | undefined> {
+  const to = str(args, "to") as string;
+  const store = ctx.store();
+  const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+  const target = eventOnBranch(store, a.branch, to);
+  const doing = `rewind ${a.branch.name}`;
+  // Refused while a live process drives the branch (CLI-12), before anything is looked at; then
+  // held for the whole move, so no driver starts between the head moving and the files following.
+  refuseIfDriven(store, a.session.id, a.branch.name, doing);
+  const lease = acquireLease(store, a.session.id, a.branch.name, "rewind");
+  try {
+    const { session } = Session.open(store, a.session.id, { branch: a.branch.name, lease: lease.token });
+    const dir = lineDir(session.durableTree);
+    const tracked = workspaceElement(session.durableTree) !== undefined && dir !== undefined;
+    let outside: EventMeta | undefined;
+    // A directory that is gone holds nothing to protect: it is checked out whole.
+    const gone = tracked && dirState(dir) === "missing";
+    if (tracked && !gone) {
+      const tracker = trackerFor(ctx.dbPath, dir, store);
+      const paths = await outsideChanges(session.durableTree, dir, store, tracker);
+      if (paths.length > 0) {
+        if (!flag(args, "force")) throw outsideRefusal(doing, dir, session.head.id, paths);
+        outside = await recordOutside(session, tracker, "strata rewind --force");
+      }
+    }
+    const from = session.durableTree;
     const oldHead = session.head.id;
-    // Refused while a live process drives the branch (CLI-12); checked in the transaction that
-    // moves the head, so no driver can take the lease in between.
+    const targetTree = materialize(store, target);
+    // Looked up on the line being left: before its baseline, the files are the baseline's.
+    const files = tracked ? filesAt(store, oldHead, target, targetTree) : undefined;
+    let recorded: EventMeta | undefined;
     const work = store.transaction(() => {
-      refuseIfDriven(store, a.session.id, a.branch.name, `rewind ${a.branch.name}`);
-      return session.rewind(target);
+      const w = session.rewind(target);
+      // The target names another line's directory (a fork rewound to or before its fork point):
+      // the branch records its own again, so it never falls back to a directory it does not own.
+      if (tracked && lineDir(targetTree) !== dir)
+        recorded = session.commit((d) => recordBranchDir(d, dir, files?.tree), {
+          label: branchDirLabel(targetTree),
+          by: "strata rewind",
+        });
+      return w;
     });
+    const changes = tracked && files !== undefined ? diffWorkspaces(from, files.tree) : [];
+    if (tracked && files !== undefined) {
+      try {
+        // The directory holds `from` (checked above, or just recorded): only the difference is written.
+        await checkoutWorkspace(files.tree, dir, store, gone ? {} : { from });
+      } catch (e) {
+        throw new CliError(
+          `rewound ${a.session.id}@${a.branch.name} to event ${target}, but restoring its files in ${dir} failed: ${(e as Error).message}; \`strata checkout ${a.session.id}@${files.event} --to ${dir} --force\` finishes it`,
+        );
+      }
+    }
     const kept = store.branches(a.session.id).find((b) => b.head === oldHead && b.origin === "rewind");
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
         branch: a.branch.name,
-        head: target,
+        head: session.head.id,
+        to: target,
         keptAs: kept?.name ?? null,
+        outside: outside?.id ?? null,
+        dir: tracked ? dir : null,
+        files: changes.map(fileChangeJson),
         work: workJson(work),
       });
-    if (ctx.out.quiet) return void ctx.out.line(String(target));
-    ctx.out.line(
-      `${ctx.out.paint("green", "rewound")} ${handleOf(store, a.session.id)}@${a.branch.name} to event ${target}${kept ? ` (old head ${oldHead} kept as ${ctx.out.paint("cyan", kept.name)})` : ""}`,
+    if (ctx.out.quiet) return void ctx.out.line(String(session.head.id));
+    const out = ctx.out;
+    const handle = handleOf(store, a.session.id);
+    if (outside !== undefined)
+      out.line(
+        `${out.paint("yellow", "recorded")} the changes made outside the agent as event ${outside.id} (workspace.outside); \`strata checkout ${handle}@${outside.id} --to DIR\` brings them back`,
+      );
+    out.line(
+      `${out.paint("green", "rewound")} ${handle}@${a.branch.name} to event ${target}${kept ? ` (old head ${oldHead} kept as ${out.paint("cyan", kept.name)})` : ""}`,
     );
-    ctx.out.line("lifecycle work:");
-    for (const l of workLines(ctx.out, work)) ctx.out.line(l);
+    if (recorded !== undefined)
+      out.line(
+        out.paint("dim", `  event ${recorded.id} records the branch's own working directory again (${shownPath(ctx.cwd, dir as string)})`),
+      );
+    out.line("lifecycle work:");
+    for (const l of workLines(out, work)) out.line(l);
+    if (tracked) {
+      out.line(`files in ${shownPath(ctx.cwd, dir as string)}:`);
+      const lines = fileLines(out, changes);
+      for (const l of lines.length === 0 ? [out.paint("dim", "  nothing to restore")] : lines) out.line(l);
+    }
     return undefined;
-  },
-};
+  } finally {
+    lease.release();
+  }
+}

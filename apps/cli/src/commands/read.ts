@@ -1,11 +1,14 @@
-/** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17). */
-import { STOP, type StopReason, TAG } from "@strata/agent";
-import { DomError, diffTrees, select, toXml } from "@strata/dom";
+/** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17), with the files (CLI-35). */
+import { diffWorkspaces, STOP, type StopReason, TAG, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
+import { DomError, diffTrees, type Op, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
 import type { BranchInfo, EventId, Store } from "@strata/store";
-import { checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
+import { type Address, checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type Command, exclusive, flag, int, str } from "../command.ts";
+import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
+import { type FileCounts, fileMarks, marksText } from "../file-marks.ts";
+import { fileDiffs, fileDiffView } from "../filediff.ts";
 import { ago, columns, time } from "../output.ts";
 import { diffView, elementJson, summarizeOps, treeView } from "../render.ts";
 import { byActivity, damageMessage, handleOf, handlesOf } from "../sessions.ts";
@@ -158,7 +161,8 @@ export const log: Command = {
   name: "log",
   summary: "show a branch's events",
   usage: "strata log SESSION[@BRANCH] [--label GLOB] [--limit N]",
-  description: "Events of a branch, oldest first: id, time, label, cause and a summary of the ops. Fork and rewind points are marked.",
+  description:
+    "Events of a branch, oldest first: id, time, label, cause and a summary of the ops. Fork and rewind points are marked, and so is every event that changed files: files:+ADDED ~MODIFIED -DELETED.",
   examples: ["strata log @last", "strata log 6CPD71@alt --label 'tool.*' --limit 20", "strata log 6CPD71 --json"],
   options: {
     label: { type: "string", value: "GLOB", description: "only events whose label matches (* matches anything)" },
@@ -191,23 +195,36 @@ export const log: Command = {
       list.push(b.origin === "fork" ? `⑂ fork → ${b.name}` : `↶ rewound here; old head kept as ${b.name}`);
       marks.set(b.originEvent, list);
     }
+    const ops = new Map<EventId, readonly Op[]>();
+    let unreadable = false;
     const rows = events.map((e) => {
       let summary = "";
       try {
         const d = decodeEvent(e);
         summary = d.kind === "genesis" ? "session skeleton" : summarizeOps(d.ops);
+        if (d.kind === "patch") ops.set(e.id, d.ops);
       } catch (err) {
         summary = `(unreadable — the database is damaged: ${(err as Error).message})`;
+        unreadable = true;
       }
       return { id: e.id, depth: e.depth, ts: e.ts, label: e.label, by: e.by, kind: e.kind, summary, marks: marks.get(e.id) ?? [] };
     });
-    if (ctx.out.json) return void ctx.out.data({ session: a.session.id, branch: a.branch.name, eventCount: all.length, events: rows });
+    // A damaged event is shown as such, and the chain is not folded past it.
+    const files = unreadable ? new Map<EventId, FileCounts>() : fileMarks(store, a.event, shown, ops);
+    if (ctx.out.json)
+      return void ctx.out.data({
+        session: a.session.id,
+        branch: a.branch.name,
+        eventCount: all.length,
+        events: rows.map((r) => ({ ...r, fileChanges: files.get(r.id) ?? null })),
+      });
     if (shown.length < all.length)
       ctx.out.info(ctx.out.paint("dim", `… ${all.length - shown.length} earlier events (--limit 0 shows all)`));
     for (const r of rows) {
       const label = oneLine(r.label ?? r.kind, 40);
+      const changed = files.get(r.id);
       ctx.out.line(
-        `${ctx.out.paint("yellow", String(r.id).padStart(6))} ${ctx.out.paint("dim", time(r.ts))} ${ctx.out.paint("cyan", label.padEnd(14))} ${r.by ? ctx.out.paint("dim", `by ${oneLine(r.by, 40)} `) : ""}${oneLine(r.summary, 400)}`,
+        `${ctx.out.paint("yellow", String(r.id).padStart(6))} ${ctx.out.paint("dim", time(r.ts))} ${ctx.out.paint("cyan", label.padEnd(14))} ${r.by ? ctx.out.paint("dim", `by ${oneLine(r.by, 40)} `) : ""}${changed ? `${ctx.out.paint("magenta", marksText(changed))} ` : ""}${oneLine(r.summary, 400)}`,
       );
       for (const m of r.marks) ctx.out.line(`       ${ctx.out.paint("magenta", oneLine(m, 200))}`);
     }
@@ -226,13 +243,15 @@ function checkAtOnce(args: Args): void {
 export const show: Command = {
   name: "show",
   summary: "show the tree at any event",
-  usage: "strata show SESSION[@BRANCH|@EVENT][~N] [--at EVENT] [--select CSS] [--xml | --tree] [--depth N]",
-  description: "The materialized tree at an event (default: the branch head), or only the elements a selector matches.",
+  usage: "strata show SESSION[@BRANCH|@EVENT][~N] [--at EVENT] [--select CSS] [--xml | --tree] [--depth N] [--files]",
+  description:
+    "The materialized tree at an event (default: the branch head), or only the elements a selector matches. --files lists the workspace the event records instead: path, mode, size and short hash of every file, and the branch's working directory.",
   examples: [
     "strata show @last",
     "strata show 6CPD71 --at 57 --select 'call[status=running]'",
     "strata show 6CPD71@alt~3 --xml",
     "strata show 6CPD71 --json",
+    "strata show 6CPD71@40 --files",
   ],
   options: {
     at: { type: "string", value: "EVENT", description: "an event id, or head~N for N events before the head" },
@@ -240,6 +259,7 @@ export const show: Command = {
     xml: { type: "boolean", description: "canonical XML (ids included)" },
     tree: { type: "boolean", description: "an indented view (the default)" },
     depth: { type: "string", value: "N", description: "levels to show in the tree view (default all)" },
+    files: { type: "boolean", description: "the workspace at the event: path, mode, size and hash of each file" },
   },
   positionals: { min: 1, max: 1 },
   takesSession: true,
@@ -248,6 +268,7 @@ export const show: Command = {
     checkAtOnce(args);
     exclusive(args, "xml", "tree");
     exclusive(args, "xml", "depth");
+    for (const o of ["select", "xml", "tree", "depth"]) exclusive(args, "files", o);
     int(args, "depth", 0);
     checkSelector("select", str(args, "select"));
   },
@@ -257,6 +278,7 @@ export const show: Command = {
     const atText = str(args, "at");
     const event = atText === undefined ? a.event : eventOnBranch(store, a.branch, atText);
     const tree = materialize(store, event);
+    if (flag(args, "files")) return showFiles(ctx, a, event, tree);
     const css = str(args, "select");
     let roots = [tree.root];
     if (css !== undefined) {
@@ -285,12 +307,41 @@ export const show: Command = {
   },
 };
 
+/** `show --files`: the workspace an event records (CLI-35). */
+function showFiles(ctx: Context, a: Address, event: EventId, tree: Tree): undefined {
+  const recorded = workspaceElement(tree) !== undefined;
+  const files = [...workspaceFiles(tree).values()]
+    .map(({ path, mode, size, hash }) => ({ path, mode, size, hash }))
+    .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  const dir = recorded ? (workspaceDir(tree) ?? null) : null;
+  if (ctx.out.json)
+    return void ctx.out.data({ session: a.session.id, branch: a.branch.name, event, recorded, dir, fileCount: files.length, files });
+  if (!recorded) {
+    ctx.out.note(
+      `event ${event} records no workspace yet: files are recorded from the first tool call that may write (write_file, edit_file, run)`,
+    );
+    return undefined;
+  }
+  if (ctx.out.quiet) {
+    for (const f of files) ctx.out.line(f.path);
+    return undefined;
+  }
+  ctx.out.info(
+    ctx.out.paint("dim", `workspace at event ${event}${dir === null ? "" : ` (the branch works in ${dir})`}: ${files.length} files`),
+  );
+  const table = files.map((f) => [f.mode, String(f.size), ctx.out.paint("dim", f.hash.slice(0, 12)), f.path]);
+  for (const l of columns(table)) ctx.out.line(l);
+  return undefined;
+}
+
 export const diff: Command = {
   name: "diff",
-  summary: "compare two events or branches",
+  summary: "compare two events or branches, files included",
   usage: "strata diff A B",
-  description:
+  description: [
     "The structural difference from A to B (each SESSION@EVENT, SESSION@BRANCH or SESSION@BRANCH~N): elements added, removed, changed and moved, with before and after.",
+    "Then the files: each file added, modified or deleted between the workspaces A and B record, with a unified diff for a text file and sizes and hashes for anything else (binary, larger than 256 KiB, a symlink).",
+  ].join("\n"),
   examples: ["strata diff 6CPD71@main 6CPD71@alt", "strata diff @last@40 @last@57 --json"],
   options: {},
   positionals: { min: 2, max: 2 },
@@ -307,13 +358,27 @@ export const diff: Command = {
     const ta = materialize(store, a.event);
     const tb = materialize(store, b.event);
     const d = diffTrees(ta, tb);
-    if (ctx.out.json) return void ctx.out.data({ session: a.session.id, from: a.event, to: b.event, diff: d });
+    // Files are compared only where both sides record them: a side before its baseline knows none.
+    const recorded = workspaceElement(ta) !== undefined && workspaceElement(tb) !== undefined;
+    const files = recorded ? fileDiffs(store, diffWorkspaces(ta, tb)) : [];
+    if (ctx.out.json)
+      return void ctx.out.data({ session: a.session.id, from: a.event, to: b.event, diff: d, filesRecorded: recorded, files });
     ctx.out.info(
       ctx.out.paint("bold", `${handleOf(store, a.session.id)}: event ${a.event} (${a.branch.name}) → event ${b.event} (${b.branch.name})`),
     );
     const lines = diffView(ctx.out, d, ta, tb);
     if (lines.length === 0) ctx.out.info("no difference");
     for (const l of lines) ctx.out.line(l);
+    if (!recorded) {
+      const none = [workspaceElement(ta) === undefined ? a.event : undefined, workspaceElement(tb) === undefined ? b.event : undefined]
+        .filter((e) => e !== undefined)
+        .join(" and ");
+      if (workspaceElement(ta) !== undefined || workspaceElement(tb) !== undefined)
+        ctx.out.note(`files: event ${none} records no workspace yet, so the files are not compared`);
+      return undefined;
+    }
+    ctx.out.info(ctx.out.paint("bold", files.length === 0 ? "files: no difference" : `files: ${files.length} changed`));
+    for (const l of fileDiffView(ctx.out, files)) ctx.out.line(l);
     return undefined;
   },
 };

@@ -1,0 +1,81 @@
+/**
+ * `strata checkout SESSION@EVENT --to DIR` (CLI-32): writes the workspace exactly as it was after
+ * the event — byte-identical files, modes, symlinks, and nothing the record does not have — from
+ * the blobs in the database. It only reads the database; DIR must be new or empty unless
+ * `--force`, and may never hold the database itself.
+ */
+import { isAbsolute, relative, resolve } from "node:path";
+import { checkoutWorkspace, workspaceElement, workspaceFiles } from "@strata/agent";
+import { materialize } from "@strata/engine";
+import { parseAddress, resolveAddress } from "../address.ts";
+import { type Command, flag, str } from "../command.ts";
+import { CliError, UsageError } from "../errors.ts";
+import { handleOf } from "../sessions.ts";
+import { checkFreshDir, filesAt, shownPath } from "../workspace.ts";
+
+export const checkout: Command = {
+  name: "checkout",
+  summary: "write the workspace as it was after any event into a directory",
+  usage: "strata checkout SESSION[@BRANCH|@EVENT][~N] --to DIR [--force]",
+  description: [
+    "Writes the files the session recorded at the event (default: the branch head) into DIR: byte-identical contents, modes (executable or not), symlinks as links, and no file the record does not have. The bytes come from the database; any event of any branch works, rewound heads and imported sessions included.",
+    "DIR must not exist or be empty. With --force it may hold files: it is made to hold exactly the workspace (files the record does not have are removed; ignored ones, .git and .strata are left alone). Only the database is read.",
+  ].join("\n"),
+  examples: [
+    "strata checkout 6CPD71@40 --to /tmp/at-40",
+    "strata checkout @last@alt --to ../alt-files --json",
+    "strata checkout 6CPD71@rewound/main/57 --to ws --force",
+  ],
+  options: {
+    to: { type: "string", value: "DIR", description: "the directory to write (new or empty unless --force)" },
+    force: { type: "boolean", description: "write into a directory that has files: it ends up holding exactly the workspace" },
+  },
+  positionals: { min: 1, max: 1 },
+  takesSession: true,
+  json: true,
+  check(args) {
+    parseAddress(args.positionals[0] as string);
+    const to = str(args, "to");
+    if (to === undefined || to === "") throw new UsageError("checkout needs --to DIR (the directory to write the files into)");
+  },
+  async run(ctx, args) {
+    const dir = resolve(ctx.cwd, str(args, "to") as string);
+    const force = flag(args, "force");
+    // The target is checked before the database is opened (CLI-2).
+    checkFreshDir(dir, "--to", force);
+    const db = relative(dir, ctx.dbPath);
+    const holdsDb = !db.startsWith("..") && !isAbsolute(db) && db.split("/")[0] !== ".strata";
+    if (holdsDb) throw new UsageError(`--to ${dir} holds the database ${ctx.dbPath}; check out into another directory`);
+    const store = ctx.store({ readonly: true });
+    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const tree = materialize(store, a.event);
+    const handle = handleOf(store, a.session.id);
+    if (workspaceElement(tree) === undefined) {
+      const later = filesAt(store, a.branch.head, a.event, tree);
+      throw new CliError(
+        later === undefined
+          ? `event ${a.event} of ${handle}@${a.branch.name} records no workspace: files are recorded from the first tool call that may write (write_file, edit_file, run), and this line has none yet; nothing was written`
+          : `event ${a.event} of ${handle}@${a.branch.name} records no workspace: its files were first recorded at event ${later.event} (workspace.baseline), and no tool wrote before it — \`strata checkout ${handle}@${later.event} --to ${dir}\` writes them; nothing was written`,
+      );
+    }
+    const report = await checkoutWorkspace(tree, dir, store);
+    const fileCount = workspaceFiles(tree).size;
+    if (ctx.out.json)
+      return void ctx.out.data({
+        session: a.session.id,
+        branch: a.branch.name,
+        event: a.event,
+        dir,
+        fileCount,
+        writtenCount: report.written,
+        unchangedCount: report.unchanged,
+        removedCount: report.removed,
+      });
+    if (ctx.out.quiet) return void ctx.out.line(dir);
+    const where = shownPath(ctx.cwd, dir);
+    ctx.out.line(
+      `${ctx.out.paint("green", "checked out")} ${handle}@${a.event} (${a.branch.name}) into ${where}: ${fileCount} files (${report.written} written, ${report.unchanged} unchanged, ${report.removed} removed)`,
+    );
+    return undefined;
+  },
+};

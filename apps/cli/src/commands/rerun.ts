@@ -1,0 +1,114 @@
+/**
+ * `strata replay --rerun` and `--override` (CLI-22): a re-run of a branch on a new branch. When the
+ * branch records its files, the re-run plays in a directory of its own (CLI-31) that gets the
+ * recorded files, and its file effects are compared with the recording's (WS-29).
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Override, rerun, ToolRegistry, workspaceElement, workspaceTools } from "@strata/agent";
+import { Session } from "@strata/engine";
+import { resolveAddress } from "../address.ts";
+import { type Args, branchName, str } from "../command.ts";
+import type { Context } from "../context.ts";
+import { CliError, UsageError } from "../errors.ts";
+import { handleOf } from "../sessions.ts";
+import { oneLine } from "../terminal.ts";
+import { checkFreshDir, defaultBranchDir, lineDir, shownPath, trackerFor } from "../workspace.ts";
+
+export const OVERRIDE = /^(llm|tool):([^=]+)=(.+)$/;
+
+/** Runs `replay --rerun` or `--override SPEC …`: the new branch, and the first divergence (exit 1 for a plain re-run that diverged). */
+export async function rerunCommand(ctx: Context, args: Args, specs: readonly string[]): Promise<number> {
+  const overrides: Override[] = specs.map((spec) => {
+    const m = OVERRIDE.exec(spec);
+    if (m === null) throw new UsageError(`--override ${JSON.stringify(spec)}: use llm:CALL_ID=FILE or tool:CALL_ID=FILE`);
+    const path = resolve(ctx.cwd, m[3] as string);
+    if (!existsSync(path)) throw new UsageError(`--override ${spec}: the file ${path} does not exist`);
+    let content: string;
+    try {
+      content = readFileSync(path, "utf8");
+    } catch (e) {
+      throw new UsageError(`--override ${spec}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    return { kind: m[1] as "llm" | "tool", callId: m[2] as string, content };
+  });
+  const store = ctx.store();
+  const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+  if (a.explicitEvent) throw new UsageError("a re-run replays a whole branch: give SESSION or SESSION@BRANCH");
+  if (str(args, "name") !== undefined && store.branch(a.session.id, str(args, "name") as string) !== undefined)
+    throw new CliError(`session ${a.session.id} has a branch "${str(args, "name")}" already; pick another --name`);
+  const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+  const flagged = str(args, "workspace");
+  const name = session.freeBranchName(branchName(args, "name") ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${a.branch.name}`);
+  let workspace: string;
+  const records = workspaceElement(session.durableTree) !== undefined;
+  if (records) {
+    // The re-run's own directory, given the recorded files: nothing of the recording's is touched,
+    // and an imported session needs no directory of the machine it came from.
+    workspace = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.dbPath, handleOf(store, a.session.id), name);
+    checkFreshDir(workspace, "--workspace", false);
+    mkdirSync(workspace, { recursive: true });
+  } else {
+    const importedFrom = store.getSession(a.session.id)?.metadata.importedFrom;
+    // An imported session's recorded workspace names someone else's machine: safe tools would read there.
+    if (importedFrom !== undefined && flagged === undefined)
+      throw new UsageError(
+        `session ${a.session.id} was imported (from ${String(importedFrom)}); a re-run executes its safe tools for real — pass --workspace DIR to choose where`,
+      );
+    workspace = resolve(ctx.cwd, flagged ?? lineDir(session.durableTree) ?? ".");
+    if (!existsSync(workspace)) {
+      const message = `the workspace ${workspace} does not exist; pass --workspace DIR (safe tools run there)`;
+      throw flagged !== undefined ? new UsageError(message) : new CliError(message);
+    }
+  }
+  const report = await rerun(session, {
+    registry: new ToolRegistry(workspaceTools({ root: workspace })),
+    overrides,
+    name,
+    ...(records ? { workspace: trackerFor(ctx.dbPath, workspace, store) } : {}),
+    signal: ctx.signal,
+    onProgress: (n) => ctx.out.progress(`re-running: model reply ${n}`),
+  });
+  ctx.out.progressDone();
+  const diverged = report.divergence !== undefined;
+  const { files: compared, ...counts } = report;
+  if (ctx.out.json)
+    ctx.out.data({
+      session: a.session.id,
+      sourceBranch: a.branch.name,
+      ...counts,
+      stop: report.stop ?? null,
+      divergence: report.divergence ?? null,
+      dir: workspace,
+      filesCompared: compared,
+    });
+  else {
+    const o = ctx.out;
+    o.line(
+      `${o.paint("bold", overrides.length > 0 ? "counterfactual" : "re-run")} on branch ${o.paint("cyan", report.branch)} (forked at event ${report.forkedAt})`,
+    );
+    o.line(
+      o.paint(
+        "dim",
+        `  ${report.turns} model replies, ${report.calls} calls: ${report.rerunSafe} safe calls re-executed, ${report.recordedNever} answered from the recording; stop: ${report.stop ?? "none"}`,
+      ),
+    );
+    const d = report.divergence;
+    if (compared)
+      o.line(o.paint("dim", `  in ${shownPath(ctx.cwd, workspace)}: its own copy of the recorded files, file effects compared`));
+    if (d === undefined)
+      o.line(
+        `${o.paint("green", "reproduced")}: every reply, call${compared ? ", observation and file effect" : " and observation"} matches ${a.branch.name}`,
+      );
+    else {
+      o.line(`${o.paint(overrides.length > 0 ? "yellow" : "red", "diverged")}: ${d.message}`);
+      o.line(`  ${a.branch.name}: element #${d.source.element ?? "-"}${d.source.event !== null ? ` (event ${d.source.event})` : ""}`);
+      o.line(`  ${report.branch}: element #${d.rerun.element ?? "-"}${d.rerun.event !== null ? ` (event ${d.rerun.event})` : ""}`);
+      o.line(o.paint("red", `  - ${oneLine(d.before, 160)}`));
+      o.line(o.paint("green", `  + ${oneLine(d.after, 160)}`));
+      const h = handleOf(store, a.session.id);
+      o.line(o.paint("dim", `  compare: strata diff ${h}@${a.branch.name} ${h}@${report.branch}`));
+    }
+  }
+  return diverged && overrides.length === 0 ? 1 : 0;
+}
