@@ -32,7 +32,7 @@ import {
 } from "../lib/harness.ts";
 import { median, type Sample, summarize, table } from "../lib/stats.ts";
 import { git, initRepo, timedGit, treeBytes } from "./git.ts";
-import { flushDisk, makeTree, scratch, strataFirst, treeLine } from "./setup.ts";
+import { flushDisk, inTurn, makeTree, scratch, treeLine } from "./setup.ts";
 import { checkTree, commitChanges, openWorkspace, storeBytes } from "./strata.ts";
 
 const NAME = "baseline";
@@ -103,15 +103,7 @@ const mod: BenchModule = {
           rmSync(repo.gitDir, { recursive: true, force: true });
           return { add, commit, status: status.ms };
         };
-        let s: Awaited<ReturnType<typeof strata>>;
-        let g: ReturnType<typeof gitSide>;
-        if (strataFirst(round)) {
-          s = await strata();
-          g = gitSide();
-        } else {
-          g = gitSide();
-          s = await strata();
-        }
+        const [s, g] = await inTurn(round, strata, gitSide);
         if (!timed) continue;
         cols.capture.push(s.capture);
         cols.event.push(s.event);

@@ -42,7 +42,7 @@ import { bytes, median, num, rng, type Sample, summarize, table } from "../lib/s
 import { LinePool, type WorkspaceModel } from "./generate.ts";
 import { checkpoint, git, initRepo, type Repo, spawnCost, timedGit, treeBytes } from "./git.ts";
 import { mutateCall } from "./mutate.ts";
-import { count, makeTree, scratch, strataFirst, treeLine } from "./setup.ts";
+import { count, inTurn, makeTree, scratch, treeLine } from "./setup.ts";
 import {
   blobSizes,
   checkCapture,
@@ -109,13 +109,7 @@ async function runCalls(
       if (s.out === "") throw new Error(`call ${i}: git status saw no change after ${effect.paths.length} changed files`);
       statusMs = s.ms;
     };
-    if (strataFirst(i)) {
-      await strata();
-      status();
-    } else {
-      status();
-      await strata();
-    }
+    await inTurn(i, strata, status);
     const capture = cap as NonNullable<typeof cap>;
     checkCapture(capture, effect, i);
     const t1 = performance.now();
@@ -215,13 +209,7 @@ async function checkouts(
     const gitSide = () => {
       gitMs = timedGit(clone, ["checkout", "-q", "--detach", history.commits[k] as string]).ms;
     };
-    if (strataFirst(n)) {
-      await strata();
-      gitSide();
-    } else {
-      gitSide();
-      await strata();
-    }
+    await inTurn(n, strata, gitSide);
     t.strata.push(strataMs);
     t.at.push(atMs);
     t.git.push(gitMs);
@@ -246,13 +234,7 @@ async function checkouts(
     const gitSide = () => {
       gitMs = timedGit(clone, ["checkout", "-q", "--detach", history.commits[k] as string]).ms;
     };
-    if (strataFirst(n)) {
-      await strata();
-      gitSide();
-    } else {
-      gitSide();
-      await strata();
-    }
+    await inTurn(n, strata, gitSide);
     blind.strata.push(strataMs);
     blind.git.push(gitMs);
     blindRatios.push(strataMs / gitMs);

@@ -52,6 +52,16 @@ export function strataFirst(i: number): boolean {
   return i % 2 === 0;
 }
 
+/** Runs both sides of round `i` in its order ({@link strataFirst}); returns both results. */
+export async function inTurn<S, B>(i: number, strata: () => S | Promise<S>, baseline: () => B): Promise<[S, B]> {
+  if (strataFirst(i)) {
+    const s = await strata();
+    return [s, baseline()];
+  }
+  const b = baseline();
+  return [await strata(), b];
+}
+
 /** A count: a whole number with thousands separators. */
 export function count(x: number): string {
   return Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "–";

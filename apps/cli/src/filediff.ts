@@ -4,18 +4,15 @@
  * gets a unified diff; anything else — binary, too large, a symlink's target — its sizes and
  * short hashes. The bytes come from the blob store, where every branch's files are.
  */
-import type { FileChange, FileEntry } from "@strata/agent";
+import { unifiedDiff as agentUnified, type FileChange, type FileEntry, headerPath } from "@strata/agent";
 import type { Store } from "@strata/store";
 import { CliError } from "./errors.ts";
 import type { Out } from "./output.ts";
-import { lineDiff } from "./render.ts";
 
 /** Larger files are compared by size and hash only. */
 export const MAX_TEXT_BYTES = 256 * 1024;
 /** Lines of one file's diff shown at most (the rest is counted). */
 const MAX_DIFF_LINES = 400;
-/** Unchanged lines around each change. */
-const CONTEXT = 3;
 
 export type ChangeKind = "added" | "modified" | "deleted";
 
@@ -88,73 +85,24 @@ function textOf(store: Store, e: FileEntry | undefined, path: string): string | 
   }
 }
 
-/** Marks a last line without a newline (texts shown as text hold no NUL). */
-const NO_EOL = "\u0000";
-
-/** The lines of a text; a last line without a newline carries {@link NO_EOL}. */
-function linesOf(text: string): string[] {
-  if (text === "") return [];
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  else lines[lines.length - 1] += NO_EOL;
-  return lines;
-}
-
 /**
- * A unified diff of two texts (`undefined`: the file does not exist on that side): `---`/`+++`
- * headers, `@@` hunks with {@link CONTEXT} unchanged lines around the changes, at most
- * {@link MAX_DIFF_LINES} lines of hunks.
+ * A unified diff of two texts (`undefined`: the file does not exist on that side), as `diff -u`
+ * and `git diff` write it (`@strata/agent`'s `unifiedDiff`, the inspector's too, checked against
+ * GNU `patch`): at most {@link MAX_DIFF_LINES} lines of hunks, then a line saying how many more.
  */
 export function unifiedDiff(path: string, before: string | undefined, after: string | undefined): string {
-  // Within each run of changed lines, the removed ones first (as every unified diff shows them).
-  const rows: { op: "=" | "-" | "+"; line: string }[] = [];
-  let run: { op: "=" | "-" | "+"; line: string }[] = [];
-  const flush = (): void => {
-    rows.push(...run.filter((r) => r.op === "-"), ...run.filter((r) => r.op === "+"));
-    run = [];
-  };
-  for (const r of lineDiff(linesOf(before ?? ""), linesOf(after ?? ""))) {
-    if (r.op !== "=") run.push(r);
-    else {
-      flush();
-      rows.push(r);
-    }
-  }
-  flush();
-  const out = [before === undefined ? "--- /dev/null" : `--- a/${path}`, after === undefined ? "+++ /dev/null" : `+++ b/${path}`];
-  // lines of each side before each row
-  const at: { a: number; b: number }[] = [];
-  let a = 0;
-  let b = 0;
-  for (const r of rows) {
-    at.push({ a, b });
-    if (r.op !== "+") a++;
-    if (r.op !== "-") b++;
-  }
-  const changed = rows.flatMap((r, i) => (r.op === "=" ? [] : [i]));
-  let shown = 0;
-  for (let g = 0; g < changed.length && shown < MAX_DIFF_LINES; ) {
-    let last = g;
-    while (last + 1 < changed.length && (changed[last + 1] as number) - (changed[last] as number) <= 2 * CONTEXT + 1) last++;
-    const start = Math.max(0, (changed[g] as number) - CONTEXT);
-    const stop = Math.min(rows.length, (changed[last] as number) + CONTEXT + 1);
-    const hunk = rows.slice(start, stop);
-    const p = at[start] as { a: number; b: number };
-    const aLen = hunk.filter((r) => r.op !== "+").length;
-    const bLen = hunk.filter((r) => r.op !== "-").length;
-    out.push(`@@ -${aLen === 0 ? p.a : p.a + 1},${aLen} +${bLen === 0 ? p.b : p.b + 1},${bLen} @@`);
-    for (const r of hunk) {
-      if (shown++ >= MAX_DIFF_LINES) {
-        out.push(`… (the diff is longer than ${MAX_DIFF_LINES} lines; the rest is not shown)`);
-        break;
-      }
-      const mark = r.op === "=" ? " " : r.op;
-      if (r.line.endsWith(NO_EOL)) out.push(`${mark}${r.line.slice(0, -1)}`, "\\ No newline at end of file");
-      else out.push(`${mark}${r.line}`);
-    }
-    g = last + 1;
-  }
-  return out.join("\n");
+  const u = agentUnified(
+    before ?? "",
+    after ?? "",
+    before === undefined ? "/dev/null" : headerPath("a/", path),
+    after === undefined ? "/dev/null" : headerPath("b/", path),
+  );
+  const lines = u.text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  // Two header lines, then the hunks.
+  if (lines.length <= MAX_DIFF_LINES + 2) return u.text;
+  const rest = lines.length - 2 - MAX_DIFF_LINES;
+  return `${lines.slice(0, MAX_DIFF_LINES + 2).join("\n")}\n… (${rest} more line${rest === 1 ? "" : "s"} of this diff not shown)\n`;
 }
 
 /** Each change with its unified diff (text) or sizes and hashes (anything else). */
@@ -195,7 +143,7 @@ export function fileDiffView(out: Out, diffs: readonly FileDiffJson[]): string[]
       : "";
     lines.push(out.paint(colour, `${mark} ${d.path}  (${d.change}, ${sizes}${mode})${hashes}`));
     if (d.diff === null) continue;
-    for (const l of d.diff.split("\n"))
+    for (const l of d.diff.replace(/\n$/, "").split("\n"))
       lines.push(
         l.startsWith("+++") || l.startsWith("---")
           ? out.paint("bold", l)

@@ -6,7 +6,7 @@
  * line with exit 3, and what it committed is kept.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { type EventId, openStore, type SessionId } from "@strata/store";
@@ -19,6 +19,25 @@ afterAll(cleanup);
 function slowModel(dir: string, seconds: number): string {
   return script(dir, "slow", [
     { text: "Running it.", toolCalls: [{ name: "run", arguments: { command: `sleep ${seconds} && echo done` } }] },
+    { text: "Done.", toolCalls: [{ name: "submit", arguments: { summary: "ran it" } }] },
+  ]);
+}
+
+/**
+ * A model whose shell command runs until the test writes the file `gate` (at most 100 s), then
+ * submits: the test decides when the call ends, whatever the machine's load.
+ */
+function gatedModel(dir: string, gate: string): string {
+  return script(dir, "gated", [
+    {
+      text: "Running it.",
+      toolCalls: [
+        {
+          name: "run",
+          arguments: { command: `i=0; while [ ! -e '${gate}' ] && [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done; echo done` },
+        },
+      ],
+    },
     { text: "Done.", toolCalls: [{ name: "submit", arguments: { summary: "ran it" } }] },
   ]);
 }
@@ -93,7 +112,8 @@ function oneLineError(r: Result): void {
 describe("CLI-12 one driver per branch", () => {
   it("rewind, a second resume and a second run of a driven branch exit 3 naming the driver; afterwards they work", async () => {
     const dir = tempDir();
-    const model = slowModel(dir, 6);
+    const gate = join(dir, ".strata", "release");
+    const model = gatedModel(dir, gate);
     const driver = start(dir, ["run", "slow it down", "--model", model]);
     await driver.until(/→ run/);
     const session = sessionOf(dir);
@@ -110,6 +130,7 @@ describe("CLI-12 one driver per branch", () => {
     const more = await strata(dir, ["run", "more", "--session", session, "--model", model]);
     expect(more.code).toBe(3);
 
+    writeFileSync(gate, ""); // the driver's call ends now
     const r = await driver.done;
     expect(r.code).toBe(0);
     expect(holder(dir, session)).toBeUndefined();
@@ -198,7 +219,8 @@ describe("CLI-12 one driver per branch", () => {
   it("a driver whose head is moved under it, or whose lease is taken over, stops in one line with exit 3; its commits are kept", async () => {
     for (const how of ["moved head", "lease taken"] as const) {
       const dir = tempDir();
-      const driver = start(dir, ["run", "slow", "--model", slowModel(dir, 3)]);
+      const gate = join(dir, ".strata", "release");
+      const driver = start(dir, ["run", "slow", "--model", gatedModel(dir, gate)]);
       await driver.until(/→ run/);
       const session = sessionOf(dir);
       const store = openStore(dbOf(dir));
@@ -211,6 +233,7 @@ describe("CLI-12 one driver per branch", () => {
       } finally {
         store.close();
       }
+      writeFileSync(gate, ""); // the call ends; the driver's next commit meets the change
       const r = await driver.done;
       expect(r.code, `${how}: ${r.stderr}`).toBe(3);
       oneLineError(r);

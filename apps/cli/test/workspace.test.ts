@@ -168,12 +168,12 @@ describe("CLI-35 everything derived sees files", () => {
       ["link", "added", true],
       ["notes.md", "deleted", false],
     ]);
-    expect(doc.files[0]?.diff).toBe("--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+three");
-    expect(doc.files[4]?.diff).toBe("--- a/notes.md\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-keep");
+    expect(doc.files[0]?.diff).toBe("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+three\n");
+    expect(doc.files[4]?.diff).toBe("--- a/notes.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep\n");
     const human = ok(await strata(dir, ["diff", `${handle}@${outcomes[0]}`, `${handle}@${outcomes[4]}`]));
     expect(human).toMatch(/^~ <file> #\d+ hash: /m); // the tree diff, then the files
     expect(human).toMatch(
-      /^files: 5 changed\n~ a\.txt {2}\(modified, 4 → 6 bytes, mode 644\)\n--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@ -1,1 \+1,1 @@\n-one\n\+three\n/m,
+      /^files: 5 changed\n~ a\.txt {2}\(modified, 4 → 6 bytes, mode 644\)\n--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@ -1 \+1 @@\n-one\n\+three\n/m,
     );
     expect(human).toMatch(/^\+ data\.bin {2}\(added, 4 bytes, mode 644\) {2}∅ → [0-9a-f]{12} \(binary or large: not shown as text\)$/m);
   }, 180_000);

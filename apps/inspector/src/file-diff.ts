@@ -4,12 +4,11 @@
  * use), and for each a unified diff when both sides are text — bounded per file and per response,
  * so one request's cost does not grow with what the workspace holds.
  */
-import { changePath, diffWorkspaces, type FileChange, type FileEntry } from "@strata/agent";
+import { changePath, diffWorkspaces, type FileChange, type FileEntry, headerPath, unifiedDiff } from "@strata/agent";
 import type { Tree } from "@strata/dom";
 import type { EventId, Store } from "@strata/store";
 import { textOf } from "./files.ts";
 import type { FileDelta, FileDiffResponse, FileDiffRow, FileRow } from "./protocol.ts";
-import { unifiedDiff } from "./unified.ts";
 
 /** A file larger than this on either side is shown by size and hash only (`too-large`). */
 export const DIFF_FILE_MAX = 1024 * 1024;
@@ -31,18 +30,6 @@ export interface FileDiffPage {
 
 function rowOf(e: FileEntry): FileRow {
   return { path: e.path, mode: e.mode, size: e.size, hash: e.hash };
-}
-
-/**
- * A path as a diff header names it, as git writes it: C-quoted when it holds a control character,
- * a quote or a backslash, which would break the header's line (`"a/x\ty"`); followed by a tab when
- * it holds a space, so `patch` does not read the rest of the name as a timestamp.
- */
-export function headerPath(prefix: string, path: string): string {
-  const p = `${prefix}${path}`;
-  if (!/[\u0000-\u001f\u007f"\\]/.test(p)) return p.includes(" ") ? `${p}\t` : p;
-  const named: Record<string, string> = { "\t": "\\t", "\n": "\\n", "\r": "\\r", '"': '\\"', "\\": "\\\\" };
-  return `"${p.replace(/[\u0000-\u001f\u007f"\\]/g, (c) => named[c] ?? `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`)}"`;
 }
 
 /** What is shown of `c`'s content; `budget.left` is what this response may still read. */

@@ -48,4 +48,3 @@ export {
 } from "./protocol.ts";
 export { type Running, type ServeOptions, startServer } from "./server.ts";
 export { FULL, type TreeWindow, treeJson, WINDOW } from "./tree-json.ts";
-export { type Unified, type UnifiedOptions, unifiedDiff } from "./unified.ts";

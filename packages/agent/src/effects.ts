@@ -86,7 +86,7 @@ export class LoopWorkspace {
    * since the tree, as one `workspace.outside` event (and a new working directory as
    * `workspace.dir`: WS-25). `own`: the call was running before (a resume settles or re-runs
    * it), so what changed since the tree is its own effect, recorded with it, not an outside
-   * change. Throws `WorkspaceStateError` when the directory cannot be read (nothing is written).
+   * change; a new working directory is still recorded first (`workspace.dir`). Throws `WorkspaceStateError` when the directory cannot be read (nothing is written).
    */
   async prepare(session: Session, own: boolean): Promise<void> {
     if (workspaceElement(session.durableTree) === undefined) {
@@ -96,10 +96,14 @@ export class LoopWorkspace {
     }
     if (this.#checked) return;
     this.#checked = true;
-    if (own) return;
     const tree = session.durableTree;
-    const { changes, skipped } = await this.tracker.capture(tree);
     const moved = real(workspaceDir(tree) ?? "") !== real(this.tracker.root);
+    if (own) {
+      // The changes are the resumed call's own (settled with it); a new directory is still the run's.
+      if (moved) session.commit((d) => void this.#ensure(d), { label: LABEL.workspaceDir });
+      return;
+    }
+    const { changes, skipped } = await this.tracker.capture(tree);
     if (changes.length === 0 && !moved) return;
     const diags = this.#fresh(skipped);
     session.commit(

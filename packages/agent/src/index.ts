@@ -103,7 +103,8 @@ export {
   type TurnRole,
   type TurnStatus,
 } from "./vocabulary.ts";
-// The workspace in the log: the record of the files in the tree, capture with a stat index, checkout.
+// The workspace in the log: the record of the files in the tree, capture with a stat index, checkout,
+// and the unified diff of two versions of a file.
 export {
   addSkippedDiags,
   applyFileChanges,
@@ -112,13 +113,16 @@ export {
   type CheckoutReport,
   changePath,
   checkoutWorkspace,
+  DEFAULT_MAX_EDITS,
   DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_WORK,
   DIAG_WORKSPACE_SKIPPED,
   diffWorkspaces,
   ensureWorkspace,
   type FileChange,
   type FileEntry,
   type FileMode,
+  headerPath,
   type IgnoreOptions,
   IgnoreRules,
   outsideChanges,
@@ -127,6 +131,9 @@ export {
   type SkippedFile,
   type SkipReason,
   type TrackerOptions,
+  type Unified,
+  type UnifiedOptions,
+  unifiedDiff,
   WorkspaceStateError,
   type WorkspaceStateErrorCode,
   WorkspaceTracker,

@@ -413,15 +413,23 @@ describe("AG-11 … AG-13 reconciliation on resume (same file, the first process
     // drive the loop by hand to the crash point: user turn, model turn with both calls pending, first call done
     const hang: ToolSpec = { ...spec, handler: () => new Promise(() => {}) };
     const hanging = new ToolRegistry([hang, ...ws.list()]);
+    let reached = (): void => undefined;
+    const crashPoint = new Promise<void>((r) => {
+      reached = r;
+    });
     const first = runAgent(s, {
       model,
       registry: hanging,
       task: "go",
       onEvent: (e) => {
-        if (e.type === "call" && e.tool === "act" && e.status === status) throw new Error("crash");
+        if (e.type !== "call" || e.tool !== "act" || e.status !== status) return;
+        reached();
+        throw new Error("crash");
       },
     }).catch(() => "crashed");
-    await new Promise((r) => setTimeout(r, 100));
+    // the crash point is reached (its event committed, then reported), whatever the machine's load
+    await crashPoint;
+    await new Promise((r) => setImmediate(r));
     expect(await Promise.race([first, Promise.resolve("pending")])).toBeDefined();
     const { session: resumed, work } = Session.open(openStore(path), s.id);
     expect(work.spawn.map((e) => e.element.attrs.tool)).toEqual(status === "pending" ? ["list_dir", "act"] : ["act"]);

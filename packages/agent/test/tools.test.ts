@@ -216,6 +216,13 @@ describe("TL-11 … TL-16 built-in tools", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("$& A\nb\nb\n");
   });
 
+  it("TL-13 edit_file changes only the text it replaces: a byte-order mark stays", async () => {
+    const { ex, root } = setup();
+    writeFileSync(join(root, "bom.txt"), Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from("one\ntwo\n")]));
+    await ex.execute(call("edit_file", { path: "bom.txt", old: "two", new: "three" }), signal);
+    expect([...readFileSync(join(root, "bom.txt"))]).toEqual([0xef, 0xbb, 0xbf, ...Buffer.from("one\nthree\n")]);
+  });
+
   it("TL-14 run streams output, reports the exit code, bounds what it keeps and honours time limits", async () => {
     const { ex } = setup();
     const chunks: string[] = [];

@@ -30,7 +30,7 @@ export function createEditFileTool(workspace: string | WorkspaceOps, options: Ed
         throw new WorkspaceError(`${path} has ${size} bytes, more than edit_file handles (${maxEdit}); use run with a stream editor`);
       let text: string;
       try {
-        text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+        text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes); // a BOM is kept
       } catch {
         throw new WorkspaceError(`${path} is not UTF-8 text; edit_file would corrupt it`);
       }

@@ -124,6 +124,25 @@ function entryOf(r: Rec): FileEntry & { readonly id: NodeId } {
  */
 const ENTRIES = new WeakMap<Rec, FileEntry & { readonly id: NodeId }>();
 
+/**
+ * Checked entries by element id, across trees: a tree materialized afresh (`session.at`, a
+ * checkout at another event) has new records for the same elements, and most of them carry the
+ * attributes already checked. An entry is reused only when every attribute it was made from is
+ * the same string, so the check it passed holds. Bounded: cleared when full.
+ */
+const BY_ID = new Map<NodeId, FileEntry & { readonly id: NodeId }>();
+const BY_ID_MAX = 1 << 18;
+
+/** The entry checked before for `r`'s element with exactly `r`'s attributes, if any. */
+function sameAsSeen(r: Rec): (FileEntry & { readonly id: NodeId }) | undefined {
+  const seen = BY_ID.get(r.id);
+  if (seen === undefined) return undefined;
+  const a = r.attrs;
+  return a[WS.path] === seen.path && a[WS.hash] === seen.hash && a[WS.mode] === seen.mode && a[WS.size] === String(seen.size)
+    ? seen
+    : undefined;
+}
+
 /** The last trees read, with their files (a capture and the commit of its changes read the same tree). */
 const BY_TREE = new WeakMap<Tree, ReadonlyMap<string, FileEntry & { readonly id: NodeId }>>();
 
@@ -165,8 +184,10 @@ export function fileList(tree: Tree): (FileEntry & { readonly id: NodeId })[] {
     if (r.tag !== WS.file) continue;
     let entry = ENTRIES.get(r);
     if (entry === undefined) {
-      entry = entryOf(r);
+      entry = sameAsSeen(r) ?? entryOf(r);
       ENTRIES.set(r, entry);
+      if (BY_ID.size >= BY_ID_MAX) BY_ID.clear();
+      BY_ID.set(r.id, entry);
     }
     out.push(entry);
   }

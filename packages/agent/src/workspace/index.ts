@@ -30,3 +30,4 @@ export { type IgnoreOptions, IgnoreRules } from "./ignore.ts";
 export { pathProblem } from "./paths.ts";
 export type { ScanStats } from "./scan.ts";
 export { type Capture, type TrackerOptions, WorkspaceTracker } from "./tracker.ts";
+export { DEFAULT_MAX_EDITS, DEFAULT_MAX_WORK, headerPath, type Unified, type UnifiedOptions, unifiedDiff } from "./unified.ts";

@@ -223,3 +223,15 @@ export function unifiedDiff(a: string, b: string, labelA: string, labelB: string
   }
   return { text: out.join(""), added, removed, coarse };
 }
+
+/**
+ * A path as a diff header names it, as git writes it: C-quoted when it holds a control character,
+ * a quote or a backslash, which would break the header's line (`"a/x\ty"`); followed by a tab when
+ * it holds a space, so `patch` does not read the rest of the name as a timestamp.
+ */
+export function headerPath(prefix: string, path: string): string {
+  const p = `${prefix}${path}`;
+  if (!/[\u0000-\u001f\u007f"\\]/.test(p)) return p.includes(" ") ? `${p}\t` : p;
+  const named: Record<string, string> = { "\t": "\\t", "\n": "\\n", "\r": "\\r", '"': '\\"', "\\": "\\\\" };
+  return `"${p.replace(/[\u0000-\u001f\u007f"\\]/g, (c) => named[c] ?? `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`)}"`;
+}

@@ -8,10 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { headerPath } from "../src/file-diff.ts";
-import { unifiedDiff } from "../src/unified.ts";
+import { headerPath, unifiedDiff } from "../src/workspace/unified.ts";
 
-const scratch = mkdtempSync(join(tmpdir(), "strata-inspector-unified-"));
+const scratch = mkdtempSync(join(tmpdir(), "strata-agent-unified-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** `patch` applied to `before` (as file `f`): the result. */
