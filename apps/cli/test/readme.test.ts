@@ -68,9 +68,23 @@ function substitute(command: string, walk: string): { run: string; exit: number[
   return { run, exit };
 }
 
+/**
+ * Session handles seen (the README's and each run's, from its `session HANDLE (ID)` banner): a
+ * handle is the id's tail and may hold no digit, so it is not always found by form.
+ */
+const handles = new Set<string>();
+
+/** Learns the handles of every `session HANDLE (ID)` banner in `text`. */
+function learnHandles(text: string): void {
+  for (const m of text.matchAll(/\bsession ([0-9A-Z]{6,16}) \(([0-9A-Z]{26})\)/g))
+    if (m[2]?.endsWith(m[1] as string)) handles.add(m[1] as string);
+}
+
 /** A line as compared: ids, handles, numbers by form; runs of spaces as one. */
 function normal(line: string): string {
-  return line
+  let l = line;
+  for (const h of handles) l = l.replace(new RegExp(`\\b${h}\\b`, "g"), "<h>");
+  return l
     .replace(/\b[0-9A-Z]{26}\b/g, "<id>")
     .replace(/\b(?=[0-9A-Z]*[0-9])(?=[0-9A-Z]*[A-Z])[0-9A-Z]{6,16}\b/g, "<h>")
     .replace(/[0-9]+/g, "N")
@@ -103,6 +117,7 @@ describe("CLI-W the README, pasted in order", () => {
     expect(readme).toContain(
       'npx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 demo\n\n# the whole test suite: type-check, lint, package-graph and rule checks, all tests ("N passed, N failed" last)\nnpx -y pnpm@12.4.2 install --frozen-lockfile && npx -y pnpm@12.4.2 test',
     );
+    learnHandles(readme);
     const steps = quickstartSteps(readme);
     expect(steps.length).toBeGreaterThan(20);
     const walk = join(tempDir(), "walk");
@@ -115,6 +130,7 @@ describe("CLI-W the README, pasted in order", () => {
     const outs = result.stdout.split(/@@\d+@@\n/).slice(1);
     const errs = result.stderr.split(/@@\d+@@\n/).slice(1);
     expect(outs.length, result.stderr).toBe(steps.length);
+    learnHandles(result.stdout);
     for (const [i, step] of steps.entries()) {
       const m = /@@\d+ rc=(\d+)@@\n?$/.exec(outs[i] as string);
       const stdout = (outs[i] as string).replace(/@@\d+ rc=\d+@@\n?$/, "");
