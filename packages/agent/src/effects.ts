@@ -105,15 +105,7 @@ export class LoopWorkspace {
     }
     const { changes, skipped } = await this.tracker.capture(tree);
     if (changes.length === 0 && !moved) return;
-    const diags = this.#fresh(skipped);
-    session.commit(
-      (d) => {
-        const ws = this.#ensure(d);
-        applyFileChanges(d, changes);
-        appendDiags(d, ws, diags);
-      },
-      { label: changes.length > 0 ? LABEL.workspaceOutside : LABEL.workspaceDir },
-    );
+    this.#record(session, changes, skipped, changes.length > 0 ? LABEL.workspaceOutside : LABEL.workspaceDir);
   }
 
   /**
@@ -143,6 +135,11 @@ export class LoopWorkspace {
 
   async #baseline(session: Session): Promise<void> {
     const { changes, skipped } = await this.tracker.baseline(session.durableTree);
+    this.#record(session, changes, skipped, LABEL.workspaceBaseline);
+  }
+
+  /** One event of the workspace's own: the directory's record, `changes`, and a diag per newly skipped file. */
+  #record(session: Session, changes: readonly FileChange[], skipped: readonly SkippedFile[], label: string): void {
     const diags = this.#fresh(skipped);
     session.commit(
       (d) => {
@@ -150,7 +147,7 @@ export class LoopWorkspace {
         applyFileChanges(d, changes);
         appendDiags(d, ws, diags);
       },
-      { label: LABEL.workspaceBaseline },
+      { label },
     );
   }
 
