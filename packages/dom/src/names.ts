@@ -15,8 +15,25 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 // Names that pollute prototypes when used as keys, and names XML reserves.
 const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);
 
+/**
+ * Names already found valid, per kind: tags and attribute names repeat on every op, page and
+ * event, so each distinct name is checked once per process (bounded; a name is a string, so an
+ * entry can never become invalid).
+ */
+const VALID_TAGS = new Set<string>();
+const VALID_ATTRS = new Set<string>();
+const KNOWN_NAMES = 4096;
+
 /** Why `name` cannot be a tag or attribute name, or `undefined` when it can. */
 export function nameProblem(name: unknown, kind: "tag" | "attribute"): string | undefined {
+  const known = kind === "tag" ? VALID_TAGS : VALID_ATTRS;
+  if (typeof name === "string" && known.has(name)) return undefined;
+  const problem = checkedName(name, kind);
+  if (problem === undefined && known.size < KNOWN_NAMES) known.add(name as string);
+  return problem;
+}
+
+function checkedName(name: unknown, kind: "tag" | "attribute"): string | undefined {
   if (typeof name !== "string") return `${kind} name must be a string, got ${describe(name)}`;
   if (name.length === 0) return `${kind} name is empty`;
   if (name.length > MAX_NAME_LENGTH) return `${kind} name is ${name.length} characters long (limit ${MAX_NAME_LENGTH})`;
@@ -40,8 +57,13 @@ const INVALID_CHAR =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const INVALID_CHAR_G = new RegExp(INVALID_CHAR.source, "g");
 
+// One character class covering every character INVALID_CHAR can match (surrogates, paired or not):
+// a string without any is valid after one fast scan; only one with surrogates needs the pairing check.
+const SUSPECT_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+
 /** Index of the first character XML 1.0 cannot carry, or -1. */
 export function invalidCharIndex(s: string): number {
+  if (!SUSPECT_CHAR.test(s)) return -1;
   const m = INVALID_CHAR.exec(s);
   return m === null ? -1 : m.index;
 }

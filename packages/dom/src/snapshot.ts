@@ -10,7 +10,7 @@ import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
 import { checkText, nameProblem } from "./names.ts";
-import { LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, pageOf, type Rec, type Slot, type Tree } from "./tree.ts";
+import { type Attrs, LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, pageOf, type Rec, type Slot, type Tree } from "./tree.ts";
 
 /** The format tag written into every whole-tree snapshot. */
 export const SNAPSHOT_FORMAT = "strata-tree@1";
@@ -93,48 +93,67 @@ function checkHeader(d: Record<string, unknown>): TreeHeader {
   return { hwm, root, fixed: fixed as number[], size };
 }
 
-function decodeRec(v: unknown, where: string): Rec {
+function decodeRec(v: unknown, where: string, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
   try {
-    return decodeRecUnchecked(v, where);
+    return decodeRecUnchecked(v, where, text, defer, recordIndex);
   } catch (e) {
     if (e instanceof DomError && e.code !== "bad-snapshot") throw new DomError("bad-snapshot", e.message);
     throw e;
   }
 }
 
-function decodeRecUnchecked(v: unknown, where: string): Rec {
+function checkKnownName(name: unknown, kind: "tag" | "attribute", where: string): void {
+  // nameProblem remembers the names it found valid: a page's repeated names cost a set lookup.
+  const problem = nameProblem(name, kind);
+  if (problem !== undefined) throw new DomError("bad-snapshot", `${where}: ${problem}`);
+}
+
+/**
+ * Checks and freezes one record; `text`, when given, stands for the record's stored text (a decoded
+ * reference). With `defer`, the stored text is a reference read on first use (DOM-42).
+ */
+function decodeRecUnchecked(v: unknown, where: string, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
   if (!Array.isArray(v) || v.length !== 9) throw new DomError("bad-snapshot", `${where} must be a 9-element record array`);
-  const [id, tag, attrs, text, parent, prev, next, first, last] = v as unknown[];
+  const id = v[0] as unknown;
+  const tag = v[1] as unknown;
+  const attrs = v[2] as unknown;
+  const t = defer !== undefined ? "" : text === undefined ? (v[3] as unknown) : text;
+  const parent = v[4] as unknown;
+  const prev = v[5] as unknown;
+  const next = v[6] as unknown;
+  const first = v[7] as unknown;
+  const last = v[8] as unknown;
   if (!isNodeId(id)) throw new DomError("bad-snapshot", `${where}: id must be a node id`);
-  const tp = nameProblem(tag, "tag");
-  if (tp !== undefined) throw new DomError("bad-snapshot", `${where}: ${tp}`);
+  checkKnownName(tag, "tag", where);
   if (typeof attrs !== "object" || attrs === null || Array.isArray(attrs))
     throw new DomError("bad-snapshot", `${where}: attrs must be an object`);
-  for (const [k, val] of Object.entries(attrs)) {
-    const ap = nameProblem(k, "attribute");
-    if (ap !== undefined) throw new DomError("bad-snapshot", `${where}: ${ap}`);
-    checkText(val, `${where} attribute ${k}`);
+  for (const k of Object.keys(attrs)) {
+    checkKnownName(k, "attribute", where);
+    checkText((attrs as Record<string, unknown>)[k], `${where} attribute ${k}`);
   }
-  checkText(text, `${where} text`);
-  for (const [name, p] of [
-    ["parent", parent],
-    ["prev", prev],
-    ["next", next],
-    ["first", first],
-    ["last", last],
-  ] as const)
-    if (p !== 0 && !isNodeId(p)) throw new DomError("bad-snapshot", `${where}: ${name} must be 0 or a node id`);
+  checkText(t, `${where} text`);
+  if (!isLink(parent)) throw new DomError("bad-snapshot", `${where}: parent must be 0 or a node id`);
+  if (!isLink(prev)) throw new DomError("bad-snapshot", `${where}: prev must be 0 or a node id`);
+  if (!isLink(next)) throw new DomError("bad-snapshot", `${where}: next must be 0 or a node id`);
+  if (!isLink(first)) throw new DomError("bad-snapshot", `${where}: first must be 0 or a node id`);
+  if (!isLink(last)) throw new DomError("bad-snapshot", `${where}: last must be 0 or a node id`);
+  if (defer !== undefined)
+    return defer.rec(v as unknown[], recordIndex, id as NodeId, tag as string, makeAttrs(attrs as Record<string, string>));
   return Object.freeze({
     id: id as NodeId,
     tag: tag as string,
     attrs: makeAttrs(attrs as Record<string, string>),
-    text: text as string,
+    text: t as string,
     parent: parent as number,
     prev: prev as number,
     next: next as number,
     first: first as number,
     last: last as number,
   });
+}
+
+function isLink(p: unknown): boolean {
+  return p === 0 || isNodeId(p);
 }
 
 /**
@@ -187,6 +206,15 @@ export interface PageCodec {
   encodeText?(text: string, id: number): unknown;
   /** The text for a stored non-string value (strings are texts as they are). */
   decodeText?(value: unknown, id: number): string;
+  /**
+   * DOM-42: decode stored non-string texts on first read of the record's `text`, not while the page
+   * is decoded. The page's structure (tags, attributes, links) is checked at once as always; a
+   * deferred text is decoded and checked (`bad-snapshot` if it cannot be) when first read, and
+   * kept. Before the first deferred text of a page is decoded, `prepareTexts` gets every stored
+   * value of the page that is deferred, so a codec can fetch them in one batch.
+   */
+  readonly deferTexts?: boolean;
+  prepareTexts?(values: readonly unknown[]): void;
 }
 
 /** Position of the text in an encoded record `[id, tag, attrs, text, parent, prev, next, first, last]`. */
@@ -226,15 +254,21 @@ export function decodePage(index: number, input: string | Uint8Array | readonly 
   }
   if (!Array.isArray(data)) throw new DomError("bad-snapshot", `page ${index} must be an array of records`);
   const dec = codec.decodeText;
+  const deferred = dec !== undefined && codec.deferTexts === true ? new DeferredTexts(index, dec, codec.prepareTexts) : undefined;
   const page: (Rec | undefined)[] = [];
   let prev = 0;
   for (let i = 0; i < data.length; i++) {
-    let raw = data[i] as unknown;
-    if (dec !== undefined && Array.isArray(raw) && raw.length === 9 && typeof raw[RECORD_TEXT] !== "string") {
-      raw = [...raw];
-      (raw as unknown[])[RECORD_TEXT] = dec((raw as unknown[])[RECORD_TEXT], (raw as unknown[])[0] as number);
-    }
-    const r = decodeRec(raw, `page ${index} record ${i}`);
+    const raw = data[i] as unknown;
+    const stored = dec !== undefined && Array.isArray(raw) && raw.length === 9 && typeof raw[RECORD_TEXT] !== "string";
+    const where = `page ${index} record ${i}`;
+    let r: Rec;
+    if (stored && deferred !== undefined) r = decodeRec(raw, where, undefined, deferred, i);
+    else
+      r = decodeRec(
+        raw,
+        where,
+        stored ? (dec as (v: unknown, id: number) => string)((raw as unknown[])[RECORD_TEXT], raw[0] as number) : undefined,
+      );
     if (r.id >>> PAGE_BITS !== index)
       throw new DomError("bad-snapshot", `page ${index} holds record ${r.id}, which belongs to page ${r.id >>> PAGE_BITS}`);
     if (r.id <= prev) throw new DomError("bad-snapshot", `page ${index}: records must be in ascending id order (${r.id} after ${prev})`);
@@ -243,6 +277,103 @@ export function decodePage(index: number, input: string | Uint8Array | readonly 
   }
   return Object.freeze(page);
 }
+
+/**
+ * The deferred texts of one decoded page (DOM-42): it hands every deferred value of the page to
+ * `prepare` once, before the first of them is decoded.
+ */
+class DeferredTexts {
+  readonly #values: unknown[] = [];
+  #prepared = false;
+
+  constructor(
+    readonly index: number,
+    private readonly decode: (value: unknown, id: number) => string,
+    private readonly prepare: ((values: readonly unknown[]) => void) | undefined,
+  ) {}
+
+  /** The record of encoded record `v` (record `i` of the page, its fields checked), its text read on first use. */
+  rec(v: readonly unknown[], i: number, id: NodeId, tag: string, attrs: Attrs): Rec {
+    const value = v[RECORD_TEXT];
+    this.#values.push(value);
+    return new DeferredRec(this, i, value, id, tag, attrs, v) as Rec;
+  }
+
+  /** Decodes and checks the deferred text `value` of record `i` (its first read). */
+  load(value: unknown, i: number, id: number): string {
+    this.#prepareOnce();
+    const t = this.decode(value, id);
+    try {
+      checkText(t, `page ${this.index} record ${i} text`);
+    } catch (e) {
+      if (e instanceof DomError) throw new DomError("bad-snapshot", e.message);
+      throw e;
+    }
+    return t;
+  }
+
+  #prepareOnce(): void {
+    if (this.#prepared) return;
+    this.#prepared = true;
+    this.prepare?.(this.#values);
+    this.#values.length = 0;
+  }
+}
+
+/**
+ * A record whose text is decoded on first read. `text` is an own enumerable accessor (one shared
+ * getter, so records of one shape share their hidden class): spreads, copies and equality read
+ * the text like a data property. The state is in private fields, which freezing leaves writable:
+ * the stored value until the text is read (never a string: strings are stored as themselves),
+ * then the text.
+ */
+class DeferredRec {
+  declare readonly id: NodeId;
+  declare readonly tag: string;
+  declare readonly attrs: Attrs;
+  declare readonly text: string;
+  declare readonly parent: number;
+  declare readonly prev: number;
+  declare readonly next: number;
+  declare readonly first: number;
+  declare readonly last: number;
+  #v: unknown;
+  readonly #page: DeferredTexts;
+  readonly #i: number;
+
+  constructor(page: DeferredTexts, i: number, value: unknown, id: NodeId, tag: string, attrs: Attrs, v: readonly unknown[]) {
+    this.#page = page;
+    this.#i = i;
+    this.#v = value;
+    const self = this as unknown as Record<string, unknown>;
+    self.id = id;
+    self.tag = tag;
+    self.attrs = attrs;
+    Object.defineProperty(this, "text", TEXT);
+    self.parent = v[4];
+    self.prev = v[5];
+    self.next = v[6];
+    self.first = v[7];
+    self.last = v[8];
+    Object.freeze(this);
+  }
+
+  static textOf(r: DeferredRec): string {
+    const v = r.#v;
+    if (typeof v === "string") return v;
+    const t = r.#page.load(v, r.#i, r.id);
+    r.#v = t;
+    return t;
+  }
+}
+
+const TEXT: PropertyDescriptor = {
+  enumerable: true,
+  configurable: false,
+  get(this: DeferredRec): string {
+    return DeferredRec.textOf(this);
+  },
+};
 
 /** The header of `tree` (what a paged snapshot stores beside its page references). */
 export function headerOf(tree: Tree): TreeHeader {

@@ -148,3 +148,74 @@ describe("DOM-22, DOM-23 the id limit in snapshots; page codecs keep texts and i
     expect(errorCode(() => fromSnapshot(JSON.stringify(snap)))).toBe("bad-snapshot");
   });
 });
+
+describe("DOM-42 deferred page texts", () => {
+  const LONG = "a long tool output, stored elsewhere";
+  /** A page of three texted elements, its texts stored as `{ ref }` values. */
+  function storedPage(): { records: unknown[]; texts: Map<number, string> } {
+    const tree = applyPatch(skeleton(), [
+      ["ins", n(3), null, { tag: "x", attrs: { k: "v" }, text: `${LONG} 1` }],
+      ["ins", n(3), n(4), { tag: "x", text: `${LONG} 2` }],
+      ["ins", n(3), n(5), { tag: "y", text: "short" }],
+    ]);
+    const texts = new Map<number, string>();
+    const { pages } = toPages(tree, {
+      encodeText: (t, id) => {
+        if (t === "short") return t;
+        texts.set(id, t);
+        return { ref: id };
+      },
+    });
+    return { records: JSON.parse(pages[0] as string) as unknown[], texts };
+  }
+
+  it("DOM-42: structure is checked at once, texts are decoded on first read, once, after one batch of the page's values", () => {
+    const { records, texts } = storedPage();
+    const decoded: number[] = [];
+    const prepared: unknown[][] = [];
+    const page = decodePage(0, records, {
+      deferTexts: true,
+      prepareTexts: (values) => prepared.push([...values]),
+      decodeText: (v, id) => {
+        decoded.push(id);
+        return texts.get((v as { ref: number }).ref) as string;
+      },
+    });
+    expect(decoded).toEqual([]);
+    expect(prepared).toEqual([]);
+    expect(page[4]?.tag).toBe("x");
+    expect(page[4]?.attrs).toEqual({ k: "v" });
+    expect(page[6]?.text).toBe("short");
+    expect(decoded).toEqual([]);
+    expect(page[5]?.text).toBe(`${LONG} 2`);
+    expect(prepared).toEqual([[{ ref: 4 }, { ref: 5 }]]);
+    expect(page[5]?.text).toBe(`${LONG} 2`);
+    expect(decoded).toEqual([5]);
+    // A copy reads the text; the record stays frozen and equal to an eagerly decoded one.
+    const copy = { ...(page[4] as object) } as { text: string };
+    expect(copy.text).toBe(`${LONG} 1`);
+    expect(Object.isFrozen(page[4])).toBe(true);
+    const eager = decodePage(0, records, { decodeText: (v) => texts.get((v as { ref: number }).ref) as string });
+    expect(page).toEqual(eager);
+    expect(prepared).toHaveLength(1);
+  });
+
+  it("DOM-42: a deferred text that cannot be decoded or that XML cannot carry is bad-snapshot when read; a bad structure fails at once", () => {
+    const { records } = storedPage();
+    const page = decodePage(0, records, {
+      deferTexts: true,
+      decodeText: (v) => ((v as { ref: number }).ref === 4 ? "bad \u0001 char" : "fine"),
+    });
+    expect(page[5]?.text).toBe("fine");
+    expect(() => page[4]?.text).toThrow(DomError);
+    expect(() => page[4]?.text).toThrow(/U\+0001/);
+    try {
+      page[4]?.text;
+    } catch (e) {
+      expect((e as DomError).code).toBe("bad-snapshot");
+    }
+    const broken = JSON.parse(JSON.stringify(records)) as unknown[][];
+    (broken[3] as unknown[])[1] = "bad tag";
+    expect(() => decodePage(0, broken, { deferTexts: true, decodeText: () => "x" })).toThrow(/tag name "bad tag"/);
+  });
+});

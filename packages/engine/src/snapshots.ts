@@ -5,7 +5,7 @@
  * or a read touches it. Long texts inside pages are references into the log (texts.ts).
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { decodePage, encodePage, LazyPage, lazyTree, type Page, RECORD_TEXT, slotsOf, type Tree, type TreeHeader } from "@strata/dom";
+import { decodePage, encodePage, LazyPage, lazyTree, type Page, slotsOf, type Tree, type TreeHeader } from "@strata/dom";
 import type { EventId, SnapshotRecord, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type TextIndex, type TextRef, TextResolver } from "./texts.ts";
@@ -100,7 +100,11 @@ export function loadSnapshotVersion(
   return { tree, live: Array.isArray(header.live) ? new Set(header.live) : undefined };
 }
 
-/** Reads and decodes one page, resolving its text references in one batch. */
+/**
+ * Reads and decodes one page. Its text references are resolved when a text is first read
+ * (DOM-42, EN-45): a fork, `at(event)` or an append that touches a page for its structure fetches
+ * none of its texts; the first text read on a page fetches all of that page's in one batch.
+ */
 export function loadPage(store: Store, address: string, index: number, texts: TextIndex, resolver: TextResolver): Page {
   const bytes = store.getBlob(address);
   if (bytes === undefined) throw new EngineError("bad-snapshot", `page ${index} (${address}) is missing from the store`);
@@ -112,10 +116,9 @@ export function loadPage(store: Store, address: string, index: number, texts: Te
     throw new EngineError("bad-snapshot", `page ${index} (${address}) is not readable: ${(e as Error).message}`);
   }
   if (!Array.isArray(records)) throw new EngineError("bad-snapshot", `page ${index} (${address}) is not a list of records`);
-  const refs: unknown[] = [];
-  for (const r of records) if (Array.isArray(r) && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
-  if (refs.length > 0) resolver.prefetch(refs);
   return decodePage(index, records, {
+    deferTexts: true,
+    prepareTexts: (refs) => resolver.prefetch(refs),
     decodeText: (value, id) => {
       const text = resolver.text(value);
       texts.recordLoaded(id, text, value as TextRef);

@@ -302,14 +302,15 @@ export class TextResolver {
         } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
       }
       if (events.size > 0)
-        for (const e of this.store.events([...events] as EventId[])) {
+        // Payloads only (ST-28): one call, read by the store in id runs, not full rows per id.
+        for (const [id, data] of this.store.eventData([...events] as EventId[])) {
           let ops: unknown;
           try {
-            ops = (JSON.parse(e.data) as { ops?: unknown }).ops;
+            ops = (JSON.parse(data) as { ops?: unknown }).ops;
           } catch {
             ops = undefined;
           }
-          this.#ops.set(e.id, Array.isArray(ops) ? ops : []);
+          this.#ops.set(id, Array.isArray(ops) ? ops : []);
         }
       const wanted = [...blobs, ...groups];
       const next: unknown[] = [];

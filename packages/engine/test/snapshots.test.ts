@@ -5,7 +5,7 @@
  * (EN-9).
  */
 import { inflateRawSync } from "node:zlib";
-import { type NodeId, nodeId, type Op, toSnapshot } from "@strata/dom";
+import { type NodeId, nodeId, type Op, select, toSnapshot } from "@strata/dom";
 import { type EventId, openStore, type Store, type StoreError } from "@strata/store";
 import { describe, expect, it } from "vitest";
 import { EngineError, materialize, replayVerify, Session } from "../src/index.ts";
@@ -139,5 +139,53 @@ describe("EN-8, EN-9 paged snapshots", () => {
     expect(error).toBeInstanceOf(EngineError);
     expect((error as EngineError).code).toBe("bad-snapshot");
     expect((error as EngineError).message).toMatch(/has an unknown format marker 1/);
+  });
+});
+
+describe("EN-45 texts are fetched when read, a page's in one batch", () => {
+  /** `real`, counting the event payloads read through `eventData` and `events` (the text reads). */
+  function payloadCounting(real: Store): { store: Store; reads: { calls: number; payloads: number } } {
+    const reads = { calls: 0, payloads: 0 };
+    const store = new Proxy(
+      {},
+      {
+        get(_, k) {
+          const v = (real as unknown as Record<string | symbol, unknown>)[k];
+          if (k === "eventData" || k === "events")
+            return (ids: EventId[]) => {
+              reads.calls++;
+              reads.payloads += ids.length;
+              return k === "eventData" ? real.eventData(ids) : real.events(ids);
+            };
+          return typeof v === "function" ? v.bind(real) : v;
+        },
+      },
+    ) as Store;
+    return { store, reads };
+  }
+  const long = (i: number) => `${"tool output line ".repeat(12)}#${i}`;
+
+  it("EN-45: open, at(event), fork + commit read no payload for pages they touch for structure; the first text read on a page reads its payloads in one call", () => {
+    const real = openStore(":memory:");
+    const s = Session.create(real, { snapshotEvery: 16 });
+    for (let i = 0; i < 200; i++)
+      s.commit([["ins", BODY, s.tree.get(BODY)?.lastChild?.id ?? null, { tag: "turn", children: [{ tag: "out", text: long(i) }] }]]);
+    const mid = real.log(s.id)[100]?.id as EventId;
+    const { store, reads } = payloadCounting(real);
+    const { session } = Session.open(store, s.id);
+    const at = session.at(mid);
+    const fork = session.fork(mid);
+    fork.commit([["ins", BODY, fork.tree.get(BODY)?.lastChild?.id ?? null, { tag: "turn", children: [{ tag: "out", text: long(1000) }] }]]);
+    expect(at.get(BODY)?.children.length).toBe(100);
+    expect(reads.calls).toBe(0);
+    // The texts are there when read: one call for the first text of a page, none for the others on it.
+    const outs = select(at, "out");
+    expect(outs[0]?.text).toBe(long(0));
+    expect(reads.calls).toBe(1);
+    expect(outs[1]?.text).toBe(long(1));
+    expect(reads.calls).toBe(1);
+    expect(outs.map((e) => e.text)).toEqual(Array.from({ length: 100 }, (_, i) => long(i)));
+    expect(toSnapshot(fork.tree)).toBe(toSnapshot(materialize(real, fork.head.id, { fromGenesis: true })));
+    expect(toSnapshot(at)).toBe(toSnapshot(materialize(real, mid, { fromGenesis: true })));
   });
 });

@@ -299,6 +299,17 @@ export class CheckedStore implements Store {
     }
   }
 
+  eventData(ids: readonly EventId[]): Map<EventId, string> {
+    try {
+      this.open();
+      if (!Array.isArray(ids)) throw new StoreError("bad-input", `eventData takes an array of event ids, got ${show(ids)}`);
+      for (const id of ids) checkId(id, "eventData");
+      return this.inner.eventData(ids);
+    } catch (e) {
+      throw toStoreError(e, "store.eventData", this.mapError);
+    }
+  }
+
   chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
     try {
       this.open();

@@ -98,6 +98,12 @@ export interface Store {
   /** Payloads of many events at once (in the order asked; missing ids are skipped). */
   events(ids: readonly EventId[]): StoredEvent[];
   /**
+   * The payloads of many events at once, by id (ST-28): the narrow read for text references into
+   * the log. Missing ids are absent from the map; duplicates and any order are allowed. A backend
+   * reads them in as few statements as it can (the SQLite one: a rowid range per dense run).
+   */
+  eventData(ids: readonly EventId[]): Map<EventId, string>;
+  /**
    * The payloads of `head`'s chain after `afterDepth` (at most `limit`), oldest first: the narrow
    * read for a consumer that wants every event's content and no metadata (a full history).
    */
@@ -163,6 +169,7 @@ export const STORE_METHODS = [
   "event",
   "eventMeta",
   "events",
+  "eventData",
   "chainData",
   "chain",
   "chainMeta",

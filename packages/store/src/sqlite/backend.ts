@@ -315,6 +315,13 @@ export class SqliteBackend implements Store {
     return out;
   }
 
+  eventData(ids: readonly EventId[]): Map<EventId, string> {
+    const out = new Map<EventId, string>();
+    for (const [id, blob, data] of this.#st.dataIn(ids))
+      out.set(Number(id) as EventId, blob === null ? data : this.#blobs.text(blob, Number(id)));
+    return out;
+  }
+
   chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
     return this.#chains.data(head, this.#headMeta(head), afterDepth, limit);
   }

@@ -35,7 +35,7 @@ export class BlobTable {
   /** Many blobs at once, keyed by hash; missing ones are left out. */
   getMany(hashes: readonly string[]): Map<string, Buffer> {
     const out = new Map<string, Buffer>();
-    for (const r of this.st.blobsIn(hashes.map((h) => Buffer.from(h, "hex")))) out.set(r.hash.toString("hex"), r.data);
+    for (const r of this.st.blobsIn(hashes)) out.set(r.hash.toString("hex"), r.data);
     return out;
   }
 

@@ -86,6 +86,9 @@ export type EventTuple = [
   data: string,
 ];
 
+/** An event's payload as a raw row: id, blob hash (blob-backed) and inline data ("" when blob-backed). */
+export type DataTuple = [id: number, blob: Buffer | null, data: string];
+
 /** An event's place: its id and depth (a raw row). */
 export type Place = [id: number, depth: number];
 
@@ -106,8 +109,12 @@ export interface LeaseRow {
 /** Columns of a full event row; raw chain reads return them in this order (see {@link EventTuple}). */
 const EVENT_COLUMNS = "id, depth, prior, kind, label, by, ts, digest, blob, data";
 
-/** Rows in a single `IN (…)` list (far below SQLite's limit on bound parameters). */
-const BATCH = 500;
+/** Ids (or hashes) bound per execution of a by-key statement (one JSON array). */
+const BATCH_IDS = 4096;
+/** A run of wanted event ids is read as a range when it spans at most this many ids per wanted id. */
+const RUN_SPREAD = 2;
+/** Runs shorter than this are read by id (a range scan pays off from a few rows on). */
+const RUN_MIN = 4;
 
 /** The statements of a connection; `legacy` for a file without digests and leases (schema < 3). */
 export function prepare(db: Database.Database, legacy = false) {
@@ -126,32 +133,32 @@ export function prepare(db: Database.Database, legacy = false) {
   const branchCols = `b.name, b.segment, b.head, b.created, b.origin, b.origin_event, ${tipOf} AS tip_id, ${tipDepthOf} AS tip_depth, ${headDepthOf} AS head_depth`;
   const sessionCols = "id, title, created, metadata";
   const listCols = `id, segment, depth, kind, label, by, ts, ${D}`;
-  /** Full rows of many events at once, `BATCH` ids per statement (prepared per batch size). */
-  const eventsIn = (ids: readonly number[]): EventRow[] => {
-    const out: EventRow[] = [];
-    for (let i = 0; i < ids.length; i += BATCH) {
-      const batch = ids.slice(i, i + BATCH);
-      out.push(
-        ...rows<number[], EventRow>(`SELECT segment, ${full} FROM events WHERE id IN (${batch.map(() => "?").join(",")})`).all(...batch),
-      );
-    }
-    return out;
-  };
-  /** Hashes and bytes of many blobs at once. */
-  const blobsIn = (hashes: readonly Buffer[]): { hash: Buffer; data: Buffer }[] => {
+  /** Full rows of many events at once, read in id runs (see {@link inRuns}). */
+  const eventsIn = inRuns(
+    rows<[lo: number, hi: number], EventRow>(`SELECT segment, ${full} FROM events WHERE id >= ? AND id <= ?`),
+    rows<[ids: string], EventRow>(`SELECT segment, ${full} FROM events WHERE id IN (SELECT value FROM json_each(?))`),
+    (r) => Number(r.id),
+  );
+  /** Payloads only (`[id, blob, data]`, `data` "" when blob-backed), the same way: the narrow read of text references. */
+  const dataIn = inRuns(
+    tuples<[lo: number, hi: number], DataTuple>("SELECT id, blob, data FROM events WHERE id >= ? AND id <= ?"),
+    tuples<[ids: string], DataTuple>("SELECT id, blob, data FROM events WHERE id IN (SELECT value FROM json_each(?))"),
+    (r) => Number(r[0]),
+  );
+  const blobsInStmt = rows<[hashes: string], { hash: Buffer; data: Buffer }>(
+    "SELECT hash, data FROM blobs WHERE hash IN (SELECT unhex(value) FROM json_each(?))",
+  );
+  /** Hashes and bytes of many blobs at once, by hex hash (one statement, like `eventsIn`). */
+  const blobsIn = (hashes: readonly string[]): { hash: Buffer; data: Buffer }[] => {
+    if (hashes.length <= BATCH_IDS) return blobsInStmt.all(JSON.stringify(hashes));
     const out: { hash: Buffer; data: Buffer }[] = [];
-    for (let i = 0; i < hashes.length; i += BATCH) {
-      const batch = hashes.slice(i, i + BATCH);
-      out.push(
-        ...rows<Buffer[], { hash: Buffer; data: Buffer }>(
-          `SELECT hash, data FROM blobs WHERE hash IN (${batch.map(() => "?").join(",")})`,
-        ).all(...batch),
-      );
-    }
+    for (let i = 0; i < hashes.length; i += BATCH_IDS)
+      for (const r of blobsInStmt.all(JSON.stringify(hashes.slice(i, i + BATCH_IDS)))) out.push(r);
     return out;
   };
   return {
     eventsIn,
+    dataIn,
     blobsIn,
     insertSession: command<[id: string, title: string | null, created: number, metadata: string]>(
       "INSERT INTO sessions (id, title, created, metadata) VALUES (?, ?, ?, ?)",
@@ -314,3 +321,38 @@ const refuse = (): never => {
  * fail (the columns are not there) and running it must not happen.
  */
 const UNWRITABLE = { run: refuse, get: refuse, all: refuse };
+
+/**
+ * Rows of many events at once (any order, duplicates and missing ids allowed; rows in no particular
+ * order). Ids are sorted and cut into runs: a run whose ids are at least half of the id range it
+ * spans (a snapshot page's texts, a chain appended alone) is one rowid range scan, filtered; the
+ * rest are bound as one JSON array (`json_each`). Both statements are prepared once: a statement
+ * prepared per `IN (…)` list, and a B-tree descent per id, cost most of a bulk text read (issue 14).
+ */
+function inRuns<R>(
+  range: Query<[lo: number, hi: number], R>,
+  byIds: Query<[ids: string], R>,
+  idOf: (row: R) => number,
+): (ids: readonly number[]) => R[] {
+  return (ids) => {
+    const sorted = [...new Set(ids)].sort((x, y) => x - y);
+    const out: R[] = [];
+    const loose: number[] = [];
+    for (let i = 0; i < sorted.length; ) {
+      // the longest run from i that spans at most RUN_SPREAD ids per wanted id
+      let j = i;
+      while (j + 1 < sorted.length && (sorted[j + 1] as number) - (sorted[i] as number) + 1 <= RUN_SPREAD * (j + 2 - i)) j++;
+      const count = j - i + 1;
+      if (count < RUN_MIN) for (let k = i; k <= j; k++) loose.push(sorted[k] as number);
+      else {
+        const lo = sorted[i] as number;
+        const hi = sorted[j] as number;
+        const wanted = count === hi - lo + 1 ? undefined : new Set(sorted.slice(i, j + 1));
+        for (const r of range.all(lo, hi)) if (wanted === undefined || wanted.has(idOf(r))) out.push(r);
+      }
+      i = j + 1;
+    }
+    for (let i = 0; i < loose.length; i += BATCH_IDS) for (const r of byIds.all(JSON.stringify(loose.slice(i, i + BATCH_IDS)))) out.push(r);
+    return out;
+  };
+}

@@ -139,6 +139,13 @@ const CALLS: Record<StoreMethod, Entry> = {
       { name: "an id", at: (c, v) => [[c.head, v]], bad: NOT_ID },
     ],
   },
+  eventData: {
+    valid: (c) => [[c.head, c.genesis]],
+    slots: [
+      { name: "ids", at: (_, v) => [v], bad: ["1", 1, null, {}] },
+      { name: "an id", at: (c, v) => [[c.head, v]], bad: NOT_ID },
+    ],
+  },
   chainData: chainRead(),
   chain: chainRead(),
   chainMeta: chainRead(),

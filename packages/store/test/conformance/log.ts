@@ -248,6 +248,40 @@ export function logConformance(kit: Kit): void {
       }
     });
 
+    it("ST-28: eventData gives payloads by id — any order, duplicates, gaps, other sessions and lines, blob-backed ones — and leaves missing ids out", async () => {
+      const store = await kit.open();
+      const s = await session(store);
+      const other = await session(store);
+      const want = new Map<EventId, string>();
+      let head = s.genesis;
+      let otherHead = other.genesis;
+      // Interleaved with another session's events, so runs of this session's ids have gaps.
+      for (let i = 0; i < 40; i++) {
+        const data = i % 7 === 3 ? big(`p${i}`) : JSON.stringify({ i });
+        const [e] = await store.append(s.id, "main", head, [ev(data)]);
+        head = e?.id as EventId;
+        want.set(head, data);
+        if (i % 3 === 0) [{ id: otherHead }] = (await store.append(other.id, "main", otherHead, [ev(`o${i}`)])) as [EventMeta];
+      }
+      const mine = [...want.keys()];
+      await store.fork(s.id, mine[9] as EventId, "f");
+      const [f] = await store.append(s.id, "f", mine[9] as EventId, [ev("on the fork")]);
+      want.set(f?.id as EventId, "on the fork");
+      want.set(s.genesis, "{}");
+      const asked = [...want.keys()].reverse();
+      const got = await store.eventData([...asked, 999_999 as EventId, asked[0] as EventId, otherHead]);
+      expect(got.get(otherHead)).toBe("o39");
+      got.delete(otherHead);
+      expect(new Map([...got].sort((x, y) => x[0] - y[0]))).toEqual(new Map([...want].sort((x, y) => x[0] - y[0])));
+      // Sparse picks and every other id: the same payloads as `events`.
+      for (const pick of [mine.filter((_, i) => i % 2 === 0), mine.filter((_, i) => i % 11 === 0), [mine[5] as EventId]]) {
+        const m = await store.eventData(pick);
+        expect([...m.keys()].sort((x, y) => x - y)).toEqual([...pick].sort((x, y) => x - y));
+        for (const e of await store.events(pick)) expect(m.get(e.id)).toBe(e.data);
+      }
+      expect((await store.eventData([])).size).toBe(0);
+    });
+
     it("ST-20: missing sessions, branches and events are clear errors; a closed store says so", async () => {
       const store = await kit.open();
       const s = await session(store, 1);
