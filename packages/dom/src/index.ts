@@ -74,10 +74,22 @@ export {
   toPages,
   toSnapshot,
   treeFromPages,
+  withStoredPages,
 } from "./snapshot.ts";
 export { checkSpec, eachSpecNode, MAX_SPEC_NODES, type NodeSpec, specOf, specSize } from "./spec.ts";
 export { advanceIndex, ensureIndex, INDEX_MIN_SIZE, indexOf, TagIndex } from "./tagindex.ts";
-export { type Attrs, type Element, LazyPage, PAGE_SIZE, type Page, type Rec as NodeRecord, Tree, walk as walkTree } from "./tree.ts";
+export {
+  type Attrs,
+  type Element,
+  LazyPage,
+  PAGE_CACHE_LIMIT,
+  PAGE_SIZE,
+  type Page,
+  pageCache,
+  type Rec as NodeRecord,
+  Tree,
+  walk as walkTree,
+} from "./tree.ts";
 export {
   DEFAULT_MAX_XML_BYTES,
   DEFAULT_MAX_XML_DEPTH,

@@ -10,6 +10,7 @@ import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
 import { checkText, nameProblem } from "./names.ts";
+import { moveIndex } from "./tagindex.ts";
 import { type Attrs, LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, pageOf, type Rec, type Slot, type Tree } from "./tree.ts";
 
 /** The format tag written into every whole-tree snapshot. */
@@ -17,8 +18,8 @@ export const SNAPSHOT_FORMAT = "strata-tree@1";
 
 type EncodedRec = [number, string, Record<string, string>, string, number, number, number, number, number];
 
-function encodeRec(r: Rec): EncodedRec {
-  return [r.id, r.tag, r.attrs, r.text, r.parent, r.prev, r.next, r.first, r.last];
+function encodeRec(r: Rec, text: unknown = r.text): EncodedRec {
+  return [r.id, r.tag, r.attrs, text as string, r.parent, r.prev, r.next, r.first, r.last];
 }
 
 /** The canonical snapshot of `tree` (a UTF-8 JSON string). */
@@ -215,6 +216,13 @@ export interface PageCodec {
    */
   readonly deferTexts?: boolean;
   prepareTexts?(values: readonly unknown[]): void;
+  /**
+   * DOM-43: a record decoded from a page of the same store (deferred, or copied from one by an edit
+   * that left its text alone) is written with the stored value it was read from, without reading
+   * its text or calling `encodeText`, when this returns true for that value. Only for a codec
+   * writing to the store the page came from.
+   */
+  reuseStored?(value: unknown): boolean;
 }
 
 /** Position of the text in an encoded record `[id, tag, attrs, text, parent, prev, next, first, last]`. */
@@ -224,8 +232,14 @@ export const RECORD_TEXT = 3;
 export function encodePage(page: Page, codec: PageCodec = {}): string {
   const out: unknown[][] = [];
   const enc = codec.encodeText;
+  const reuse = codec.reuseStored;
   for (const r of page) {
     if (r === undefined) continue;
+    const stored = reuse !== undefined ? storedTextOf(r) : undefined;
+    if (stored !== undefined && (reuse as (v: unknown) => boolean)(stored)) {
+      out.push(encodeRec(r, stored));
+      continue;
+    }
     const rec: unknown[] = encodeRec(r);
     if (enc !== undefined && r.text !== "") {
       const v = enc(r.text, r.id);
@@ -338,6 +352,7 @@ class DeferredRec {
   declare readonly first: number;
   declare readonly last: number;
   #v: unknown;
+  readonly #stored: unknown;
   readonly #page: DeferredTexts;
   readonly #i: number;
 
@@ -345,6 +360,7 @@ class DeferredRec {
     this.#page = page;
     this.#i = i;
     this.#v = value;
+    this.#stored = value;
     const self = this as unknown as Record<string, unknown>;
     self.id = id;
     self.tag = tag;
@@ -358,6 +374,11 @@ class DeferredRec {
     Object.freeze(this);
   }
 
+  /** The value record `r` was stored with (its text unread or read), or undefined for any other record. */
+  static storedOf(r: object): unknown {
+    return #stored in r ? (r as DeferredRec).#stored : undefined;
+  }
+
   static textOf(r: DeferredRec): string {
     const v = r.#v;
     if (typeof v === "string") return v;
@@ -365,6 +386,26 @@ class DeferredRec {
     r.#v = t;
     return t;
   }
+}
+
+/**
+ * Stored text values of records copied from a deferred one whose text the copy still has (an edit
+ * of its links or attributes): the copy is written with the same value (DOM-43).
+ */
+const copiedStored = new WeakMap<Rec, { readonly text: string; readonly stored: unknown }>();
+
+/** @internal the stored value `r`'s text was read from, if `r` came from a page of a store and still has that text. */
+export function storedTextOf(r: Rec): unknown {
+  const own = DeferredRec.storedOf(r);
+  if (own !== undefined) return own;
+  const copied = copiedStored.get(r);
+  return copied !== undefined && copied.text === r.text ? copied.stored : undefined;
+}
+
+/** @internal called by the tree writer when it copies `from` into `to` (an edit): `to` keeps the stored text value while its text stays. */
+export function keepStoredText(from: Rec, to: Rec): void {
+  const stored = storedTextOf(from);
+  if (stored !== undefined) copiedStored.set(to, { text: to.text, stored });
 }
 
 const TEXT: PropertyDescriptor = {
@@ -409,9 +450,38 @@ export function lazyTree(
   header: TreeHeader,
   refs: readonly (string | null | undefined)[],
   load: (ref: string, index: number) => Page,
+  options: { readonly evictable?: boolean } = {},
 ): Tree {
-  const slots: Slot[] = refs.map((ref, i) => (ref === undefined || ref === null ? undefined : new LazyPage(ref, (r) => load(r, i))));
+  const slots: Slot[] = refs.map((ref, i) =>
+    ref === undefined || ref === null ? undefined : new LazyPage(ref, (r) => load(r, i), options),
+  );
   return makeTree(header.hwm, header.root, header.fixed, header.size, dirFromSlots(slots));
+}
+
+/**
+ * The same version as `tree`, with each page for which `stored(index, slot)` names a stored copy
+ * replaced by an evictable lazy page that loads that copy through `load` (DOM-43): how a live
+ * writer lets go of the pages its snapshots hold, so its memory stays bounded. `stored` is asked
+ * about loaded pages and lazy pages that are not evictable. The tag index moves to the new
+ * version. Returns `tree` itself when nothing was replaced.
+ */
+export function withStoredPages(
+  tree: Tree,
+  stored: (index: number, slot: Page | LazyPage) => string | undefined,
+  load: (ref: string, index: number) => Page,
+): Tree {
+  let replaced = 0;
+  const slots = slotsOf(tree).map((slot, i) => {
+    if (slot === undefined || (slot instanceof LazyPage && slot.evictable)) return slot;
+    const ref = stored(i, slot);
+    if (ref === undefined) return slot;
+    replaced++;
+    return new LazyPage(ref, (r) => load(r, i), { evictable: true });
+  });
+  if (replaced === 0) return tree;
+  const next = makeTree(tree.hwm, tree.rootId, tree.fixed, tree.size, dirFromSlots(slots));
+  moveIndex(tree, next);
+  return next;
 }
 
 /** Every page of `tree` encoded (loading lazy pages), with the header: a paged snapshot. */

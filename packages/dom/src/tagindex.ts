@@ -249,6 +249,14 @@ export class TagIndex {
   }
 }
 
+/** @internal moves the index of `from` to `to`, another object for the same version (same elements, same order). */
+export function moveIndex(from: Tree, to: Tree): void {
+  const index = attached.get(from);
+  if (index === undefined) return;
+  attached.delete(from);
+  attached.set(to, index);
+}
+
 /** The index attached to `tree`, if any. */
 export function indexOf(tree: Tree): TagIndex | undefined {
   return attached.get(tree);

@@ -42,22 +42,100 @@ export type Page = readonly (Rec | undefined)[];
 /**
  * A page that is loaded on first use (snapshots stored as pages, decision 0003). The loaded page is
  * cached in this object, which every version that shares the slot also shares: a cache, not state.
+ * An evictable page (DOM-43) is one of a bounded number loaded at a time, process-wide: when more
+ * are loaded, the page cache drops the one read least recently (by a clock), and the next read
+ * loads it again from its `ref`. Its records are equal, not identical, to the dropped ones.
  */
 export class LazyPage {
   #page: Page | undefined;
+  /** Set on each read of the loaded page; the page cache's clock hand clears it. */
+  #used = false;
+  readonly #evictable: boolean;
   constructor(
     /** Opaque reference the loader understands (e.g. a content hash). */
     readonly ref: string,
     private readonly loader: (ref: string) => Page,
-  ) {}
+    options: { readonly evictable?: boolean } = {},
+  ) {
+    this.#evictable = options.evictable === true;
+  }
   get page(): Page {
-    if (this.#page === undefined) this.#page = this.loader(this.ref);
-    return this.#page;
+    const p = this.#page;
+    if (p !== undefined) {
+      this.#used = true;
+      return p;
+    }
+    const loaded = this.loader(this.ref);
+    this.#page = loaded;
+    if (this.#evictable) PAGES.admit(this);
+    return loaded;
   }
   get loaded(): boolean {
     return this.#page !== undefined;
   }
+  get evictable(): boolean {
+    return this.#evictable;
+  }
+  /** @internal the clock hand's visit: a page read since the last visit is kept (false), else dropped (true). */
+  static sweep(p: LazyPage): boolean {
+    if (p.#used) {
+      p.#used = false;
+      return false;
+    }
+    p.#page = undefined;
+    return true;
+  }
 }
+
+/** Evictable pages loaded at most at once by default (DOM-43): 131,072 ids. */
+export const PAGE_CACHE_LIMIT = 512;
+
+/**
+ * The loaded evictable pages of the process (DOM-43), a clock: a page read since the hand last
+ * passed it gets another round; the first one not read is dropped to admit a new one.
+ */
+class PageCache {
+  readonly #ring: LazyPage[] = [];
+  #hand = 0;
+  #limit = PAGE_CACHE_LIMIT;
+
+  get limit(): number {
+    return this.#limit;
+  }
+  /** Sets how many evictable pages may be loaded at once (at least 1); extra loaded ones are dropped. */
+  set limit(n: number) {
+    if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`the page cache limit must be a positive integer, got ${n}`);
+    this.#limit = n;
+    while (this.#ring.length > n) {
+      const victim = this.#ring.pop() as LazyPage;
+      while (!LazyPage.sweep(victim));
+    }
+    if (this.#hand >= this.#ring.length) this.#hand = 0;
+  }
+  /** Evictable pages loaded now. */
+  get loaded(): number {
+    return this.#ring.length;
+  }
+  admit(p: LazyPage): void {
+    const ring = this.#ring;
+    if (ring.length < this.#limit) {
+      ring.push(p);
+      return;
+    }
+    // Ends within two turns: each visit of a kept page clears its mark.
+    for (;;) {
+      const victim = ring[this.#hand] as LazyPage;
+      const dropped = LazyPage.sweep(victim);
+      if (dropped) ring[this.#hand] = p;
+      this.#hand = (this.#hand + 1) % ring.length;
+      if (dropped) return;
+    }
+  }
+}
+
+/** The process-wide cache of evictable pages (DOM-43): `pageCache.limit` reads or sets its size in pages. */
+const PAGES = new PageCache();
+export const pageCache: { limit: number; readonly loaded: number } = PAGES;
 
 export type Slot = Page | LazyPage | undefined;
 

@@ -6,6 +6,7 @@
  */
 import { DirWriter, dirEntriesReverse } from "./dir.ts";
 import type { NodeId } from "./ids.ts";
+import { keepStoredText } from "./snapshot.ts";
 import { LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, type Rec, type Tree } from "./tree.ts";
 
 /** Anything that can read records: a `Tree` or a `TreeWriter`. */
@@ -48,6 +49,7 @@ export class TreeWriter implements RecReader {
     const r = this.rec(id) as Rec;
     if (this.#ownedRecs.has(r)) return r as MutRec;
     const copy: MutRec = { ...r };
+    keepStoredText(r, copy);
     this.#install(copy);
     return copy;
   }
@@ -112,7 +114,9 @@ export class TreeWriter implements RecReader {
   #writablePage(i: number): (Rec | undefined)[] {
     const slot = this.#dir.get(i);
     if (slot !== undefined && !(slot instanceof LazyPage) && this.#ownedPages.has(slot)) return slot as (Rec | undefined)[];
-    const page: (Rec | undefined)[] = slot === undefined ? [] : (slot instanceof LazyPage ? slot.page : slot).slice();
+    // Spread, not slice(): V8 (Node 20) slices a frozen page ~20× slower (24 µs) than it spreads one
+    // (holes become undefined, which is what a page's holes mean).
+    const page: (Rec | undefined)[] = slot === undefined ? [] : [...(slot instanceof LazyPage ? slot.page : slot)];
     this.#dir.set(i, page);
     this.#ownedPages.add(page);
     this.#pageNumbers.set(page, i);

@@ -1,13 +1,18 @@
 /** DOM-21 … DOM-23: canonical snapshots, untrusted snapshot input, paged snapshots. */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   applyPatch,
   DomError,
   decodePage,
   encodePage,
+  ensureIndex,
   fromSnapshot,
+  indexOf,
   LazyPage,
+  lazyTree,
   nodeId,
+  type Op,
+  pageCache,
   parseXml,
   SNAPSHOT_FORMAT,
   select,
@@ -17,6 +22,7 @@ import {
   toSnapshot,
   toXml,
   treeFromPages,
+  withStoredPages,
 } from "../src/index.ts";
 import { SKELETON } from "./arbitraries.ts";
 
@@ -217,5 +223,135 @@ describe("DOM-42 deferred page texts", () => {
     const broken = JSON.parse(JSON.stringify(records)) as unknown[][];
     (broken[3] as unknown[])[1] = "bad tag";
     expect(() => decodePage(0, broken, { deferTexts: true, decodeText: () => "x" })).toThrow(/tag name "bad tag"/);
+  });
+});
+
+describe("DOM-43 evictable pages and stored texts kept", () => {
+  const limit = pageCache.limit;
+  afterEach(() => {
+    pageCache.limit = limit;
+  });
+
+  /** A tree of `pages` full pages of `<x>` elements with long texts, and its pages encoded with `{ ref }` texts. */
+  function paged(pages: number): { tree: ReturnType<typeof skeleton>; encoded: string[]; texts: Map<number, string> } {
+    const ops: Op[] = [];
+    for (let i = 0; i < pages * 256 - 4; i++) ops.push(["ins", n(3), null, { tag: "x", text: `long text number ${i} `.repeat(3) }]);
+    const tree = applyPatch(skeleton(), ops);
+    const texts = new Map<number, string>();
+    const { pages: encoded } = toPages(tree, {
+      encodeText: (t, id) => {
+        texts.set(id, t);
+        return { ref: id };
+      },
+    });
+    return { tree, encoded: encoded as string[], texts };
+  }
+
+  it("DOM-43: at most pageCache.limit evictable pages are loaded; the page read least recently goes first, and loads again equal", () => {
+    const { tree, encoded, texts } = paged(4);
+    const loads: number[] = [];
+    const codec = { deferTexts: true, decodeText: (v: unknown) => texts.get((v as { ref: number }).ref) as string };
+    const lazy = lazyTree(
+      { hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size },
+      encoded.map((_, i) => `p${i}`),
+      (ref, i) => {
+        loads.push(i);
+        return decodePage(i, encoded[Number(ref.slice(1))] as string, codec);
+      },
+      { evictable: true },
+    );
+    pageCache.limit = 2;
+    const slots = slotsOf(lazy) as LazyPage[];
+    expect(lazy.rec(1)?.tag).toBe("session"); // page 0
+    expect(lazy.rec(300)?.tag).toBe("x"); // page 1
+    expect(pageCache.loaded).toBe(2);
+    expect(lazy.rec(5)?.tag).toBe("x"); // page 0 read again: it is kept
+    expect(lazy.rec(600)?.tag).toBe("x"); // page 2: page 1 (not read since) is dropped
+    expect(slots.map((s) => s.loaded)).toEqual([true, false, true, false]);
+    expect(pageCache.loaded).toBe(2);
+    expect(lazy.rec(300)?.text).toBe(tree.rec(300)?.text); // page 1 again: loaded again, equal
+    expect(loads).toEqual([0, 1, 2, 1]);
+    expect(toSnapshot(lazy)).toBe(toSnapshot(tree));
+    expect(pageCache.loaded).toBeLessThanOrEqual(2);
+    // Lowering the limit drops loaded pages at once; a bad limit is refused.
+    pageCache.limit = 1;
+    expect(slots.filter((s) => s.loaded)).toHaveLength(1);
+    expect(() => {
+      pageCache.limit = 0;
+    }).toThrow(RangeError);
+    // Not evictable (the default): never dropped.
+    const kept = new LazyPage("k", () => [] as never);
+    kept.page;
+    lazy.rec(5);
+    lazy.rec(600);
+    expect(kept.loaded).toBe(true);
+  });
+
+  it("DOM-43: with reuseStored, deferred records and edited copies that kept their text are written with their stored value, unread", () => {
+    const { tree, encoded, texts } = paged(1);
+    let decoded = 0;
+    const page = decodePage(0, encoded[0] as string, {
+      deferTexts: true,
+      decodeText: (v) => {
+        decoded++;
+        return texts.get((v as { ref: number }).ref) as string;
+      },
+    });
+    const asked: number[] = [];
+    const codec = {
+      encodeText: (t: string, id: number) => {
+        asked.push(id);
+        return { fresh: id, length: t.length };
+      },
+      reuseStored: (v: unknown) => typeof v === "object" && v !== null && "ref" in v,
+    };
+    expect(encodePage(page, codec)).toBe(encoded[0]);
+    expect([decoded, asked.length]).toEqual([0, 0]);
+    // Through a tree: an attribute set copies the record (reading its text); the copy keeps the
+    // stored value. A text change does not: it is encoded afresh.
+    const lazy = lazyTree({ hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size }, ["p0"], () => page);
+    const edited = applyPatch(lazy, [
+      ["set", n(10), "seen", "yes"],
+      ["text", n(11), "a new text"],
+    ]);
+    const out = JSON.parse(encodePage(slotsOf(edited)[0] as never, codec)) as unknown[][];
+    const rec = (id: number) => out.find((r) => r[0] === id) as unknown[];
+    expect(rec(10)[3]).toEqual({ ref: 10 });
+    expect(rec(10)[2]).toEqual({ seen: "yes" });
+    expect(rec(11)[3]).toEqual({ fresh: 11, length: 10 });
+    expect(asked).toEqual([11]);
+    // Without reuseStored every text goes through encodeText.
+    encodePage(page, { encodeText: codec.encodeText });
+    expect(asked.length).toBe(1 + 252);
+  });
+
+  it("DOM-43: withStoredPages gives the same version with stored pages lazy and evictable, and keeps the tag index", () => {
+    const { tree, encoded, texts } = paged(3);
+    ensureIndex(tree);
+    const codec = { deferTexts: true, decodeText: (v: unknown) => texts.get((v as { ref: number }).ref) as string };
+    const loads: number[] = [];
+    const next = withStoredPages(
+      tree,
+      (i) => (i < 2 ? `p${i}` : undefined),
+      (ref, i) => {
+        loads.push(i);
+        return decodePage(i, encoded[Number(ref.slice(1))] as string, codec);
+      },
+    );
+    const slots = slotsOf(next);
+    expect(slots.map((s) => s instanceof LazyPage && s.evictable)).toEqual([true, true, false]);
+    expect(slots[2]).toBe(slotsOf(tree)[2]);
+    expect(indexOf(next)).toBeDefined();
+    expect(indexOf(tree)).toBeUndefined();
+    expect(loads).toEqual([]);
+    expect(select(next, "x").length).toBe(select(tree, "x").length);
+    expect(toSnapshot(next)).toBe(toSnapshot(tree));
+    expect(
+      withStoredPages(
+        next,
+        () => undefined,
+        () => [],
+      ),
+    ).toBe(next);
   });
 });

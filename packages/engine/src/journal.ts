@@ -430,6 +430,8 @@ export class Journal {
     this.#snapshotRetry = 0;
     this.#snapshotBackoff = 1;
     this.#lastSnapshotDepth = this.#head.depth;
+    // EN-46: what the snapshot stored is read back when touched, so the writer need not hold it.
+    this.#tree = this.#snapshots.release(this.#tree);
     this.#texts.maybePrune(this.#tree);
     return r;
   }

@@ -5,7 +5,7 @@
  * or a read touches it. Long texts inside pages are references into the log (texts.ts).
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { decodePage, encodePage, LazyPage, lazyTree, type Page, slotsOf, type Tree, type TreeHeader } from "@strata/dom";
+import { decodePage, encodePage, LazyPage, lazyTree, type Page, slotsOf, type Tree, type TreeHeader, withStoredPages } from "@strata/dom";
 import type { EventId, SnapshotRecord, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type TextIndex, type TextRef, TextResolver } from "./texts.ts";
@@ -24,14 +24,40 @@ interface Header {
   readonly live?: readonly number[];
 }
 
+/** Pages at the end of a live tree a writer keeps loaded after a snapshot (where appends land). */
+const HOT_PAGES = 2;
+
 /** Writes snapshots of one live line of history, reusing the addresses of unchanged pages. */
 export class SnapshotWriter {
   readonly #addresses = new WeakMap<Page, string>();
+  readonly #resolver: TextResolver;
 
   constructor(
     private readonly store: Store,
     private readonly texts: TextIndex,
-  ) {}
+  ) {
+    this.#resolver = new TextResolver(store);
+  }
+
+  /**
+   * `tree` (just written by {@link write}) with the pages that snapshot stored, except the last
+   * {@link HOT_PAGES}, replaced by evictable pages read back from the store when touched (EN-46):
+   * a live writer's memory stays bounded whatever the session's length. Their texts' sources are
+   * forgotten here: a page read back carries its stored texts with it (DOM-43).
+   */
+  release(tree: Tree): Tree {
+    const keep = tree.pageCount - HOT_PAGES;
+    return withStoredPages(
+      tree,
+      (i, slot) => {
+        if (i >= keep) return undefined;
+        const address = slot instanceof LazyPage ? slot.ref : this.#addresses.get(slot);
+        if (address !== undefined) this.texts.forgetPage(i);
+        return address;
+      },
+      (address, index) => loadPage(this.store, address, index, this.texts, this.#resolver),
+    );
+  }
 
   /** Stores the snapshot of `tree` (with its lifecycle set), the state after `event`. Returns how many pages were written. */
   write(event: EventId, tree: Tree, live: ReadonlySet<number>): { pages: number; written: number } {
@@ -41,7 +67,8 @@ export class SnapshotWriter {
       if (slot instanceof LazyPage) return slot.ref; // unchanged since it was loaded
       const known = this.#addresses.get(slot);
       if (known !== undefined) return known;
-      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, this.store) });
+      // Records read from this store's pages keep their stored texts (DOM-43): not read, not stored again.
+      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, this.store), reuseStored: isFlatRef });
       const address = this.store.putBlob(frame(json));
       this.#addresses.set(slot, address);
       written++;
@@ -55,6 +82,18 @@ export class SnapshotWriter {
     this.store.putSnapshot(event, JSON.stringify(header), refs);
     return { pages: refs.length, written };
   }
+}
+
+/**
+ * A stored text reference a snapshot may write again as it is (DOM-43): one reference, or one
+ * concatenation of references and strings. A nested concatenation (which strata never writes, but
+ * a damaged or hostile page may hold) is flattened through the text index instead (EN-11).
+ */
+function isFlatRef(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  if (value[0] !== "c") return true;
+  const parts = value[1];
+  return Array.isArray(parts) && parts.every((p) => typeof p === "string" || (Array.isArray(p) && p[0] !== "c"));
 }
 
 /** Stored page bytes: a marker byte, then JSON (plain or raw-deflated). */
@@ -96,6 +135,8 @@ export function loadSnapshotVersion(
       "bad-snapshot",
       `the snapshot at event ${record.event} has format ${JSON.stringify(header?.format)}, not ${SNAPSHOT_HEADER_FORMAT}`,
     );
+  // Not evictable: a reader keeps what it loads (a full read walks the pages twice: index, then
+  // select). A live writer makes them evictable at its next snapshot (SnapshotWriter.release).
   const tree = lazyTree(header.tree, record.pages, (address, index) => loadPage(store, address, index, texts, resolver));
   return { tree, live: Array.isArray(header.live) ? new Set(header.live) : undefined };
 }

@@ -91,13 +91,22 @@ function partsOf(ref: TextRef): Part[] {
   return out;
 }
 
+/** Sources of texts read from pages kept at most (a cache: a missing one costs a blob, L1). */
+const LOADED_MAX = 65_536;
+
 export class TextIndex {
   readonly #entries = new Map<number, Entry>();
+  /**
+   * Sources of texts read from stored pages, by element, with the text's length (not the text:
+   * holding every text a reader reads is what DOM-43 avoids). Used only when a text read from a
+   * page is appended to; bounded by {@link LOADED_MAX}.
+   */
+  readonly #loaded = new Map<number, { readonly length: number; readonly ref: TextRef }>();
   #pruneAt = 65_536;
 
   /** How many elements have a known source (for tests and diagnostics). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#loaded.size;
   }
 
   /**
@@ -188,8 +197,9 @@ export class TextIndex {
 
   /** An `append` op (op `k` of `event`) made the text of `id` `text` from `old`. */
   #append(id: number, old: string, text: string, event: EventId, k: number, created: Map<number, string>, touched: number[]): void {
-    const prev = created.has(id) ? undefined : this.#entries.get(id);
+    const prev = created.has(id) ? undefined : (this.#entries.get(id) ?? this.#fromLoaded(id, old));
     this.#entries.delete(id);
+    this.#loaded.delete(id);
     if (text.length < TEXT_REF_MIN) {
       created.set(id, text);
       return;
@@ -206,15 +216,31 @@ export class TextIndex {
     touched.push(id);
   }
 
-  /** Records the source of a text read from a stored page. */
+  /** Records the source of a text read from a stored page (its length and reference only). */
   recordLoaded(id: number, text: string, ref: TextRef): void {
-    this.#entries.set(id, { text, parts: partsOf(ref) });
+    if (this.#loaded.size >= LOADED_MAX) this.#loaded.clear();
+    this.#loaded.set(id, { length: text.length, ref });
+  }
+
+  /** The entry for `old`, the text of `id` read from a page, if its source is still known. */
+  #fromLoaded(id: number, old: string): Entry | undefined {
+    const l = this.#loaded.get(id);
+    return l !== undefined && l.length === old.length ? { text: old, parts: partsOf(l.ref) } : undefined;
+  }
+
+  /**
+   * Forgets the sources of the texts of page `index` (EN-46): the live writer let go of that page,
+   * and the page read back carries its stored texts itself (DOM-43).
+   */
+  forgetPage(index: number): void {
+    const first = index * PAGE_SIZE;
+    for (let id = first; id < first + PAGE_SIZE; id++) this.#entries.delete(id);
   }
 
   /** The stored form of element `id`'s `text`: inline, a known source, or (storing it) a blob. */
   encode(text: string, id: number, store: Store): string | TextRef {
     if (text.length < TEXT_REF_MIN) return text;
-    const e = this.#entries.get(id);
+    const e = this.#entries.get(id) ?? this.#fromLoaded(id, text);
     if (e !== undefined && e.text === text) {
       if (e.parts.length === 1) {
         const only = storedPart(e.parts[0] as Part, store);

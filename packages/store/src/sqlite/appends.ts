@@ -27,6 +27,9 @@ interface Tip {
   readonly digest: Buffer;
 }
 
+/** The row of a head event: where it is and its digest. */
+type HeadRow = { readonly segment: number; readonly depth: number; readonly digest: Buffer | null };
+
 /** What appends use of their backend. */
 export interface AppendHost {
   readonly st: Statements;
@@ -39,8 +42,6 @@ export interface AppendHost {
   clock(where: string): number;
   /** Runs `fn` in one write transaction (a savepoint when nested) whose rollback undoes its cache changes. */
   tx<T>(fn: () => T): T;
-  /** The segment of an event that must exist. */
-  segmentOf(id: EventId): number;
 }
 
 export class Appends {
@@ -114,16 +115,19 @@ export class Appends {
       undo.set(this.#tips, key, undefined);
       throw new HeadConflict(session, branch, expectedHead, head);
     }
+    // The head's row (segment, depth, digest), read once when needed.
+    let headRow: HeadRow | undefined;
+    const headOf = (): HeadRow => (headRow ??= st.headOf.get(head) ?? notFound(`event ${head}`));
     if (row.head !== null) {
       // The first append after a fork or rewind opens a new segment that this branch owns.
-      segment = Number(st.insertSegment.run(session, this.host.segmentOf(head), depth).lastInsertRowid);
+      segment = Number(st.insertSegment.run(session, Number(headOf().segment), depth).lastInsertRowid);
       st.ownSegment.run(segment, session, branch);
     }
     const out: EventMeta[] = [];
     let prior: EventId = head;
     // The tip hint holds the head's digest when it names the head SQL just read (group commits).
     const hint = this.#tips.get(key);
-    let digest = hint?.id === head ? hint.digest : this.#digestOf(head);
+    let digest = hint?.id === head ? hint.digest : this.#digestOf(head, headOf());
     for (const e of events) {
       const [meta, d] = this.insert(session, segment, ++depth, prior, digest, e);
       out.push(meta);
@@ -163,10 +167,9 @@ export class Appends {
     this.host.undo.set(this.#tips, tipKey(session, branch), undefined);
   }
 
-  /** The stored digest of an existing event (computed for a legacy file). */
-  #digestOf(id: EventId): Buffer {
-    const row = this.host.st.headOf.get(id) ?? notFound(`event ${id}`);
+  /** The stored digest of existing event `id`, whose row is `row` (computed for a legacy file). */
+  #digestOf(id: EventId, row: HeadRow): Buffer {
     if (row.digest !== null) return row.digest;
-    return (this.host.legacy as LegacyDigests).of(id, this.host.segmentOf(id), Number(row.depth));
+    return (this.host.legacy as LegacyDigests).of(id, Number(row.segment), Number(row.depth));
   }
 }

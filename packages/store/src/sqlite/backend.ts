@@ -108,7 +108,6 @@ export class SqliteBackend implements Store {
       leases: this.#leases,
       legacy: this.#legacy,
       clock: (where) => this.#clock(where),
-      segmentOf: (id) => this.#segmentOf(id),
       tx: (fn) => this.#tx(fn),
     });
   }
@@ -241,17 +240,20 @@ export class SqliteBackend implements Store {
   }
 
   fork(session: SessionId, at: EventId, name: string): BranchInfo {
-    const meta = this.eventMeta(at);
-    if (meta === undefined || meta.session !== session)
+    // One read (the event's segment and depth) and one insert: the new branch is returned as
+    // written, as `branch` would read it back (a pinned head: its depth is the event's).
+    const place = this.#placeOf(at);
+    if (place === undefined || place.session !== session)
       throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
+    const created = this.#clock("fork");
     try {
-      this.#st.insertBranch.run(session, name, this.#segmentOf(at), at, this.#clock("fork"), "fork", at);
+      this.#st.insertBranch.run(session, name, place.segment, at, created, "fork", at);
     } catch (e) {
       if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
         throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
       throw fromSqlite(e, "forking");
     }
-    return this.branch(session, name) as BranchInfo;
+    return { session, name, head: at, headDepth: place.depth, created, origin: "fork", pinned: true, originEvent: at };
   }
 
   moveHead(
@@ -354,17 +356,16 @@ export class SqliteBackend implements Store {
   }
 
   isAncestor(ancestor: EventId, descendant: EventId): boolean {
-    const a = this.eventMeta(ancestor);
-    const d = this.eventMeta(descendant);
+    const a = this.#placeOf(ancestor);
+    const d = this.#placeOf(descendant);
     if (a === undefined || d === undefined || a.session !== d.session || a.depth > d.depth) return false;
-    const seg = this.#segmentOf(ancestor);
-    return this.#spans(descendant, d.depth, 0).some((s) => s.segment === seg && a.depth > s.from && a.depth <= s.to);
+    return this.#segments.spans(d.segment, d.depth, 0).some((s) => s.segment === a.segment && a.depth > s.from && a.depth <= s.to);
   }
 
   atDepth(head: EventId, depth: number): EventMeta | undefined {
-    const h = this.eventMeta(head);
+    const h = this.#placeOf(head);
     if (h === undefined || depth < 1 || depth > h.depth) return undefined;
-    const span = this.#spans(head, h.depth, 0).find((s) => depth > s.from && depth <= s.to);
+    const span = this.#segments.spans(h.segment, h.depth, 0).find((s) => depth > s.from && depth <= s.to);
     if (span === undefined) return undefined;
     const id = this.#st.atDepth.get(span.segment, depth);
     return id === undefined ? undefined : this.eventMeta(id as EventId);
@@ -382,8 +383,8 @@ export class SqliteBackend implements Store {
   }
 
   nearestSnapshot(event: EventId): SnapshotRecord | undefined {
-    const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
-    for (const span of this.#spans(event, meta.depth, 0)) {
+    const place = this.#placeOf(event) ?? notFound(`event ${event}`);
+    for (const span of this.#segments.spans(place.segment, place.depth, 0)) {
       const row = this.#st.snapshotIn.get(span.segment, span.from, span.to);
       if (row !== undefined) {
         const at = Number(row.event) as EventId;
@@ -446,6 +447,17 @@ export class SqliteBackend implements Store {
   }
 
   // ── internals ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Where event `id` is — its segment, depth and session — from one read of its row, or undefined
+   * when it does not exist. (Its metadata would cost a digest on a legacy file, its segment alone a second read.)
+   */
+  #placeOf(id: EventId): { segment: number; depth: number; session: SessionId } | undefined {
+    const row = this.#st.headOf.get(id);
+    if (row === undefined) return undefined;
+    const segment = Number(row.segment);
+    return { segment, depth: Number(row.depth), session: this.#segments.segment(segment).session };
+  }
 
   /** The segment of an event that must exist. */
   #segmentOf(id: EventId): number {

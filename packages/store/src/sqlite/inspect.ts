@@ -3,7 +3,7 @@
  * — SQLite through a read-only connection in place (when the -shm exists too) or on a private
  * copy, because opening a WAL database without its -shm creates one.
  */
-import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, type Stats, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -30,11 +30,11 @@ export type Inspection =
       readonly names: () => string[];
     };
 
-export function statOf(path: string): ReturnType<typeof statSync> | undefined {
+/** The stat of `path`, or undefined when nothing is there (asked without an exception: a missing -wal is the usual case). */
+export function statOf(path: string): Stats | undefined {
   try {
-    return statSync(path);
+    return statSync(path, { throwIfNoEntry: false });
   } catch (e) {
-    if ((e as { code?: string }).code === "ENOENT") return undefined;
     throw fromFs(e, path, "inspect");
   }
 }

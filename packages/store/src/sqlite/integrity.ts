@@ -19,7 +19,7 @@ export const QUICK_CHECK_LIMIT = 32 * 1024 * 1024;
  * made; a file that keeps changing is left to the reads (its writer's own open checked it).
  */
 export function damage(path: string, db: Database.Database): string | undefined {
-  return stable(path, () => damageOnce(path, db, true));
+  return stable(path, (sizes) => damageOnce(path, db, sizes, true));
 }
 
 /**
@@ -27,28 +27,44 @@ export function damage(path: string, db: Database.Database): string | undefined 
  * count. `verify` runs these (it runs the quick check itself, on every file).
  */
 export function shapeDamage(path: string, db: Database.Database): string | undefined {
-  return stable(path, () => damageOnce(path, db, false));
+  return stable(path, (sizes) => damageOnce(path, db, sizes, false));
 }
 
-function stable(path: string, check: () => string | undefined): string | undefined {
+/** One reading of the file and its WAL: their sizes, and a fingerprint that changes when either does. */
+interface Reading {
+  readonly size: number;
+  readonly walSize: number;
+  readonly fingerprint: string;
+}
+
+/**
+ * Runs `check` on the sizes of one reading; a finding counts only when a reading after it matches
+ * (the next attempt starts from that later reading). Whole files cost one reading: two stats.
+ */
+function stable(path: string, check: (sizes: Reading) => string | undefined): string | undefined {
+  let before = reading(path);
   for (let attempt = 0; attempt < 5; attempt++) {
-    const before = fingerprint(path);
-    const found = check();
-    if (found === undefined || fingerprint(path) === before) return found;
+    const found = check(before);
+    if (found === undefined) return undefined;
+    const after = reading(path);
+    if (after.fingerprint === before.fingerprint) return found;
+    before = after;
   }
   return undefined;
 }
 
 /** Size and modification time of the file and its WAL. */
-function fingerprint(path: string): string {
+function reading(path: string): Reading {
   const f = statOf(path);
   const w = statOf(`${path}-wal`);
-  return `${f?.size}:${f?.mtimeMs}:${w?.size}:${w?.mtimeMs}`;
+  return {
+    size: Number(f?.size ?? 0),
+    walSize: Number(w?.size ?? 0),
+    fingerprint: `${f?.size}:${f?.mtimeMs}:${w?.size}:${w?.mtimeMs}`,
+  };
 }
 
-function damageOnce(path: string, db: Database.Database, quick: boolean): string | undefined {
-  const size = Number(statOf(path)?.size ?? 0);
-  const walSize = Number(statOf(`${path}-wal`)?.size ?? 0);
+function damageOnce(path: string, db: Database.Database, { size, walSize }: Reading, quick: boolean): string | undefined {
   const frames = walSize > 32; // a WAL header alone holds no frames
   // A store whose first commits are all still in its WAL has an empty main file: SQLite reads the WAL.
   if (size === 0 && frames) return sqliteChecks(db, size, walSize, 0, frames, quick);

@@ -1,7 +1,8 @@
 /**
  * The SQLite backend's prepared statements, in one place and typed: each says what it binds and
  * what it returns, so no cast of a row is needed anywhere else. Portable SQL (decision 0007),
- * prepared once per connection. Chain reads come in pairs — a rowid range and a (segment, depth)
+ * prepared once per connection, when first used: an open prepares none, and a process prepares
+ * only what it runs (preparing all of them cost about 2 ms of every open, issue 14). Chain reads come in pairs — a rowid range and a (segment, depth)
  * range — chosen per span by the chain reader (ST-7). A file of a schema before digests and leases
  * (opened read-only, unmigrated: ST-4) selects `NULL` for the digest, which the store then
  * computes, and has no write or lease statements.
@@ -120,13 +121,29 @@ const RUN_MIN = 4;
 export function prepare(db: Database.Database, legacy = false) {
   const D = legacy ? "NULL AS digest" : "digest";
   const full = legacy ? EVENT_COLUMNS.replace("digest", D) : EVENT_COLUMNS;
-  // The one place where statements get their types (better-sqlite3's are untyped).
-  const rows = <P extends unknown[], R>(sql: string) => db.prepare(sql) as unknown as Query<P, R>;
-  const values = <P extends unknown[], V>(sql: string) => db.prepare(sql).pluck() as unknown as Query<P, V>;
-  const tuples = <P extends unknown[], T>(sql: string) => db.prepare(sql).raw() as unknown as Query<P, T>;
+  // The one place where statements get their types (better-sqlite3's are untyped). Each makes
+  // its statement when called: `lazily` calls it on the statement's first use.
+  const rows =
+    <P extends unknown[], R>(sql: string) =>
+    () =>
+      db.prepare(sql) as unknown as Query<P, R>;
+  const values =
+    <P extends unknown[], V>(sql: string) =>
+    () =>
+      db.prepare(sql).pluck() as unknown as Query<P, V>;
+  const tuples =
+    <P extends unknown[], T>(sql: string) =>
+    () =>
+      db.prepare(sql).raw() as unknown as Query<P, T>;
   /** Writes (and a write's RETURNING): a legacy file is never written, so they stand for a refusal there. */
-  const command = <P extends unknown[]>(sql: string): Command<P> => (legacy ? UNWRITABLE : (db.prepare(sql) as unknown as Command<P>));
-  const returning = <P extends unknown[], V>(sql: string): Query<P, V> => (legacy ? UNWRITABLE : values<P, V>(sql));
+  const command =
+    <P extends unknown[]>(sql: string) =>
+    (): Command<P> =>
+      legacy ? UNWRITABLE : (db.prepare(sql) as unknown as Command<P>);
+  const returning =
+    <P extends unknown[], V>(sql: string) =>
+    (): Query<P, V> =>
+      legacy ? UNWRITABLE : values<P, V>(sql)();
   const tipOf = "(SELECT id FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
   const tipDepthOf = "(SELECT depth FROM events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)";
   const headDepthOf = "(SELECT depth FROM events WHERE id = b.head)";
@@ -134,29 +151,33 @@ export function prepare(db: Database.Database, legacy = false) {
   const sessionCols = "id, title, created, metadata";
   const listCols = `id, segment, depth, kind, label, by, ts, ${D}`;
   /** Full rows of many events at once, read in id runs (see {@link inRuns}). */
-  const eventsIn = inRuns(
-    rows<[lo: number, hi: number], EventRow>(`SELECT segment, ${full} FROM events WHERE id >= ? AND id <= ?`),
-    rows<[ids: string], EventRow>(`SELECT segment, ${full} FROM events WHERE id IN (SELECT value FROM json_each(?))`),
-    (r) => Number(r.id),
-  );
+  const eventsIn = () =>
+    inRuns(
+      rows<[lo: number, hi: number], EventRow>(`SELECT segment, ${full} FROM events WHERE id >= ? AND id <= ?`)(),
+      rows<[ids: string], EventRow>(`SELECT segment, ${full} FROM events WHERE id IN (SELECT value FROM json_each(?))`)(),
+      (r) => Number(r.id),
+    );
   /** Payloads only (`[id, blob, data]`, `data` "" when blob-backed), the same way: the narrow read of text references. */
-  const dataIn = inRuns(
-    tuples<[lo: number, hi: number], DataTuple>("SELECT id, blob, data FROM events WHERE id >= ? AND id <= ?"),
-    tuples<[ids: string], DataTuple>("SELECT id, blob, data FROM events WHERE id IN (SELECT value FROM json_each(?))"),
-    (r) => Number(r[0]),
-  );
-  const blobsInStmt = rows<[hashes: string], { hash: Buffer; data: Buffer }>(
-    "SELECT hash, data FROM blobs WHERE hash IN (SELECT unhex(value) FROM json_each(?))",
-  );
+  const dataIn = () =>
+    inRuns(
+      tuples<[lo: number, hi: number], DataTuple>("SELECT id, blob, data FROM events WHERE id >= ? AND id <= ?")(),
+      tuples<[ids: string], DataTuple>("SELECT id, blob, data FROM events WHERE id IN (SELECT value FROM json_each(?))")(),
+      (r) => Number(r[0]),
+    );
   /** Hashes and bytes of many blobs at once, by hex hash (one statement, like `eventsIn`). */
-  const blobsIn = (hashes: readonly string[]): { hash: Buffer; data: Buffer }[] => {
-    if (hashes.length <= BATCH_IDS) return blobsInStmt.all(JSON.stringify(hashes));
-    const out: { hash: Buffer; data: Buffer }[] = [];
-    for (let i = 0; i < hashes.length; i += BATCH_IDS)
-      for (const r of blobsInStmt.all(JSON.stringify(hashes.slice(i, i + BATCH_IDS)))) out.push(r);
-    return out;
+  const blobsIn = () => {
+    const stmt = rows<[hashes: string], { hash: Buffer; data: Buffer }>(
+      "SELECT hash, data FROM blobs WHERE hash IN (SELECT unhex(value) FROM json_each(?))",
+    )();
+    return (hashes: readonly string[]): { hash: Buffer; data: Buffer }[] => {
+      if (hashes.length <= BATCH_IDS) return stmt.all(JSON.stringify(hashes));
+      const out: { hash: Buffer; data: Buffer }[] = [];
+      for (let i = 0; i < hashes.length; i += BATCH_IDS)
+        for (const r of stmt.all(JSON.stringify(hashes.slice(i, i + BATCH_IDS)))) out.push(r);
+      return out;
+    };
   };
-  return {
+  return lazily({
     eventsIn,
     dataIn,
     blobsIn,
@@ -191,7 +212,9 @@ export function prepare(db: Database.Database, legacy = false) {
     pinBranch: command<[segment: number, head: number, session: string, name: string]>(
       "UPDATE branches SET segment = ?, head = ? WHERE session = ? AND name = ?",
     ),
-    headOf: rows<[id: number], { depth: number; digest: Buffer | null }>(`SELECT depth, ${D} FROM events WHERE id = ?`),
+    headOf: rows<[id: number], { segment: number; depth: number; digest: Buffer | null }>(
+      `SELECT segment, depth, ${D} FROM events WHERE id = ?`,
+    ),
     insertEvent: command<
       [
         segment: number,
@@ -269,7 +292,7 @@ export function prepare(db: Database.Database, legacy = false) {
     hasBlob: values<[hash: Buffer], number>("SELECT 1 FROM blobs WHERE hash = ?"),
     // Leases (ST-23). A released row keeps its last token (owner NULL) so tokens never repeat.
     lease: legacy
-      ? undefined
+      ? () => undefined
       : rows<[session: string, branch: string], LeaseRow>(
           "SELECT token, owner, acquired, renewed FROM leases WHERE session = ? AND branch = ?",
         ),
@@ -284,7 +307,7 @@ export function prepare(db: Database.Database, legacy = false) {
     releaseLease: command<[session: string, branch: string, token: number]>(
       "UPDATE leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = ? AND branch = ? AND token = ? AND owner IS NOT NULL",
     ),
-  };
+  });
 }
 
 export type Statements = ReturnType<typeof prepare>;
@@ -355,4 +378,25 @@ function inRuns<R>(
     for (let i = 0; i < loose.length; i += BATCH_IDS) for (const r of byIds.all(JSON.stringify(loose.slice(i, i + BATCH_IDS)))) out.push(r);
     return out;
   };
+}
+
+/**
+ * An object whose members are made by `makers` on first use and then kept as plain values, so a
+ * member costs nothing until it is used and a property read after. The getters live on the
+ * prototype and each first use adds an own data property that shadows its getter: the object stays
+ * in V8's fast-property mode (replacing an own getter would make it a dictionary: 9× slower reads).
+ */
+function lazily<T extends object>(makers: { readonly [K in keyof T]: () => T[K] }): T {
+  const proto = {};
+  const out = Object.create(proto) as T;
+  for (const key of Object.keys(makers) as (keyof T)[]) {
+    Object.defineProperty(proto, key, {
+      get(this: T): T[typeof key] {
+        const value = makers[key]();
+        Object.defineProperty(this, key, { value, enumerable: true });
+        return value;
+      },
+    });
+  }
+  return out;
 }
