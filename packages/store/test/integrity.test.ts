@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { type EventId, openStore, QUICK_CHECK_LIMIT, StoreError } from "../src/index.ts";
 import { ev, fileStore, session } from "./helpers.ts";
@@ -36,6 +37,17 @@ function refusedForWriting(path: string, why: RegExp): StoreError {
 }
 
 describe("ST-22 the integrity check on opening for writing", () => {
+  it("a store missing one of its tables is refused at open, for writing and read-only, naming the table; nothing changes", () => {
+    const { path } = closedStore(5);
+    const db = new Database(path);
+    db.exec("DROP TABLE branches");
+    db.close();
+    refusedForWriting(path, /has no branches table, which a store of schema version 3 has/);
+    const before = digest(path);
+    expect(() => openStore(path, { readonly: true })).toThrow(/is damaged: it has no branches table.*Restore the file from a backup copy/);
+    expect(digest(path)).toBe(before);
+  });
+
   it("a copy cut short by one byte is refused for writing; read-only, verify reports the damage", () => {
     const { path } = closedStore();
     const size = readFileSync(path).length;

@@ -53,6 +53,30 @@ export function readableAsIs(version: number): boolean {
   return MIGRATIONS.every((m) => m.version <= version || m.readable === true);
 }
 
+/** The tables a store of schema `version` has (statements are prepared on first use, so a missing one is found here). */
+function tablesOf(version: number): readonly string[] {
+  const base = ["sessions", "segments", "branches", "events", "snapshots", "blobs"];
+  return version >= 3 ? [...base, "meta", "leases"] : base;
+}
+
+/**
+ * Refuses a store that lacks a table its schema version has (ST-22): the open would succeed and the
+ * first read or write of that table fail. One read of the schema table.
+ */
+export function checkTables(path: string, db: Database.Database, version: number, readonly = false): void {
+  const have = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
+  const missing = tablesOf(version).filter((t) => !have.has(t));
+  if (missing.length > 0)
+    throw new StoreError(
+      "damaged",
+      `${path} is damaged: it has no ${missing.join(", ")} table${missing.length > 1 ? "s" : ""}, which a store of schema version ${version} has. ` +
+        (readonly
+          ? "Nothing was changed. Restore the file from a backup copy, or salvage what is readable: "
+          : "strata does not write into a damaged store; nothing was changed. Run `strata verify` to see the damage, then restore the file from a backup copy, or salvage what is readable: ") +
+        `\`sqlite3 ${path} .recover | sqlite3 salvaged.db\` (docs/spec/store.md, ST-22).`,
+    );
+}
+
 /** Sets what every connection sets (ST-1) and checks the identity SQLite sees (the WAL included). */
 export function prepareConnection(path: string, db: Database.Database, options: OpenOptions): number {
   // Set explicitly on every connection: a new connection to a WAL file defaults to NORMAL, a

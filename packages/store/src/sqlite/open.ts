@@ -11,7 +11,7 @@ import { constants, copyFileSync, existsSync, linkSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../errors.ts";
-import { checkIdentity, type OpenedDatabase, type OpenOptions, prepareConnection, readableAsIs } from "./connection.ts";
+import { checkIdentity, checkTables, type OpenedDatabase, type OpenOptions, prepareConnection, readableAsIs } from "./connection.ts";
 import { fromFs, fromSqlite } from "./errors.ts";
 import { inspect } from "./inspect.ts";
 import { damage } from "./integrity.ts";
@@ -83,6 +83,7 @@ function openWritable(path: string, options: OpenOptions): OpenedDatabase {
     const version = prepareConnection(path, db, options);
     db.pragma("journal_mode = WAL");
     migrate(db, version);
+    checkTables(path, db, SCHEMA_VERSION);
     return { db, version: SCHEMA_VERSION, access: "read-write", release: () => {} };
   } catch (e) {
     db.close();

@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../errors.ts";
-import { type OpenedDatabase, type OpenOptions, prepareConnection } from "./connection.ts";
+import { checkTables, type OpenedDatabase, type OpenOptions, prepareConnection } from "./connection.ts";
 import { fromFs, fromSqlite } from "./errors.ts";
 import { statOf } from "./inspect.ts";
 
@@ -85,6 +85,7 @@ function ready(
   options: OpenOptions,
 ): OpenedDatabase {
   const version = prepareConnection(path, db, options);
+  checkTables(path, db, version, true);
   return { db, version, access, release };
 }
 
