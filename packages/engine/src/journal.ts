@@ -205,12 +205,18 @@ export class Journal {
     };
   }
 
-  /** Opens a branch at its head: nearest snapshot plus the events after it. */
-  static open(store: Store, session: SessionId, branch = "main", options: JournalOptions = {}): Journal {
+  /**
+   * Opens a branch at its head: nearest snapshot plus the events after it — or, when `known` is the
+   * state at that head already (a fork from a state this process holds, EN-47), that state.
+   */
+  static open(store: Store, session: SessionId, branch = "main", options: JournalOptions = {}, known?: KnownVersion): Journal {
     const b = store.branch(session, branch);
     if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
-    const texts = new TextIndex();
-    const { tree, live, snapshotDepth } = materializeVersion(store, b.head, { texts });
+    const reuse = known !== undefined && known.event === b.head;
+    const texts = reuse ? known.texts.clone() : new TextIndex();
+    const { tree, live, snapshotDepth } = reuse
+      ? { tree: known.tree, live: new Set(known.live), snapshotDepth: known.snapshotDepth }
+      : materializeVersion(store, b.head, { texts });
     const head = store.eventMeta(b.head) as EventMeta;
     // A pinned branch (just forked or moved) starts a new line at its next append: it reserves ids
     // then. So does a kept rewound head (origin "rewind"), always: the ids after its mark may have
@@ -224,6 +230,17 @@ export class Journal {
 
   get tree(): Tree {
     return this.#tree;
+  }
+
+  /** The state at this line's head, for a fork from it (EN-47); the caller must not change `live`. */
+  get version(): KnownVersion {
+    return {
+      event: this.#head.id as EventId,
+      tree: this.#tree,
+      live: this.#live,
+      snapshotDepth: this.#lastSnapshotDepth,
+      texts: this.#texts,
+    };
   }
 
   get head(): EventMeta {
@@ -435,6 +452,20 @@ export class Journal {
     this.#texts.maybePrune(this.#tree);
     return r;
   }
+}
+
+/**
+ * The state of a session at an event that a process already holds: its tree, lifecycle set, the
+ * depth of the snapshot it was built from (or last written) and where its texts live. A line
+ * opened at that event starts from it instead of reading the store (EN-47); it copies `live` and
+ * `texts`, which its commits change.
+ */
+export interface KnownVersion {
+  readonly event: EventId;
+  readonly tree: Tree;
+  readonly live: ReadonlySet<number>;
+  readonly snapshotDepth: number;
+  readonly texts: TextIndex;
 }
 
 /** A set that cannot be changed after it is built (what `live` hands out). */

@@ -22,12 +22,22 @@ import {
 import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { decodeEvent, markChecked } from "./events.ts";
-import { type CommitInput, checkInputs, type IdPlan, Journal, type JournalOptions, raiseTo, shiftMinted } from "./journal.ts";
+import {
+  type CommitInput,
+  checkInputs,
+  type IdPlan,
+  Journal,
+  type JournalOptions,
+  type KnownVersion,
+  raiseTo,
+  shiftMinted,
+} from "./journal.ts";
 import { type LifecycleWork, lifecycleWork, NO_WORK } from "./lifecycle.ts";
 import { materializeVersion } from "./materialize.ts";
 import type { Frame } from "./sse.ts";
 import { type StreamHost, type StreamOptions, StreamWriter } from "./stream.ts";
 import { Subscription, type SubscriptionSource } from "./subscription.ts";
+import { TextIndex } from "./texts.ts";
 
 export interface SessionOptions extends JournalOptions {
   /** Frames a subscriber may have queued before it is marked lagged (default 10,000). */
@@ -61,7 +71,8 @@ export class Session implements StreamHost, SubscriptionSource {
   #journal: Journal;
   readonly #subscribers = new Set<Subscription>();
   readonly #streams = new Map<number, StreamWriter>();
-  readonly #cache = new Map<EventId, Tree>();
+  /** States at events read with `at` (the last 16), reused by a fork from one of them (EN-47). */
+  readonly #cache = new Map<EventId, KnownVersion>();
   #view: Tree | undefined;
   #closed = false;
   /** The lifecycle work of the transition that produced this object (open, fork); empty for create. */
@@ -306,13 +317,19 @@ export class Session implements StreamHost, SubscriptionSource {
     if (meta === undefined || meta.session !== this.id)
       throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
     if (event === this.head.id) return this.#journal.tree;
-    let t = this.#cache.get(event);
-    if (t === undefined) {
-      t = materializeVersion(this.store, event).tree;
-      this.#cache.set(event, t);
+    return this.#versionAt(event).tree;
+  }
+
+  #versionAt(event: EventId): KnownVersion {
+    let v = this.#cache.get(event);
+    if (v === undefined) {
+      const texts = new TextIndex();
+      const { tree, live, snapshotDepth } = materializeVersion(this.store, event, { texts });
+      v = { event, tree, live, snapshotDepth, texts };
+      this.#cache.set(event, v);
       if (this.#cache.size > 16) this.#cache.delete(this.#cache.keys().next().value as EventId);
     }
-    return t;
+    return v;
   }
 
   /** History of a branch (default: this one) from the index, without materializing anything. */
@@ -342,7 +359,9 @@ export class Session implements StreamHost, SubscriptionSource {
     this.store.fork(this.id, event, name);
     // The lease fences the branch it was taken on, not the new one.
     const { lease: _, ...unfenced } = this.options;
-    const journal = Journal.open(this.store, this.id, name, unfenced);
+    // A fork from the head, or from a state `at` read, starts from that state (EN-47).
+    const known = event === this.head.id ? this.#journal.version : this.#cache.get(event);
+    const journal = Journal.open(this.store, this.id, name, unfenced, known);
     const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
     return new Session(this.store, journal, work, unfenced);
   }

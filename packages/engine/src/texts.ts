@@ -104,6 +104,14 @@ export class TextIndex {
   readonly #loaded = new Map<number, { readonly length: number; readonly ref: TextRef }>();
   #pruneAt = 65_536;
 
+  /** An index with the same entries, for another line that starts from the same tree (a fork, EN-47). */
+  clone(): TextIndex {
+    const copy = new TextIndex();
+    for (const [k, v] of this.#entries) copy.#entries.set(k, v);
+    for (const [k, v] of this.#loaded) copy.#loaded.set(k, v);
+    return copy;
+  }
+
   /** How many elements have a known source (for tests and diagnostics). */
   get size(): number {
     return this.#entries.size + this.#loaded.size;
