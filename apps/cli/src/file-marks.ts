@@ -6,7 +6,7 @@
  */
 import { diffWorkspaces } from "@strata/agent";
 import type { Op, Tree } from "@strata/dom";
-import { materialize, materializeVersion } from "@strata/engine";
+import { materializeVersion } from "@strata/engine";
 import type { EventId, EventMeta, Store } from "@strata/store";
 import { changeCounts } from "./filediff.ts";
 
@@ -75,9 +75,12 @@ export function fileMarks(
   if (first === undefined || last === undefined) return marks;
   const wanted = new Set(shown.map((e) => e.id));
   const before = first.depth > 1 ? store.atDepth(head, first.depth - 1) : undefined;
-  let prev: Tree | undefined = before === undefined ? undefined : materialize(store, before.id);
+  // The state before the first shown event with its lifecycle set (from the snapshot header), so
+  // folding on from it walks no tree (CLI-37).
+  const start = before === undefined ? undefined : materializeVersion(store, before.id);
+  let prev: Tree | undefined = start?.tree;
   materializeVersion(store, last.id, {
-    ...(prev === undefined ? { fromGenesis: true } : { from: { tree: prev, depth: (before as EventMeta).depth } }),
+    ...(start === undefined ? { fromGenesis: true } : { from: { tree: start.tree, depth: (before as EventMeta).depth, live: start.live } }),
     onEvent(tree, id) {
       const o = ops.get(id);
       const counted = wanted.has(id) && o !== undefined ? countOps(o, prev) : undefined;

@@ -116,6 +116,21 @@ describe("CLI-13 … CLI-17 reading", () => {
     expect(outcomes).toHaveLength(3);
   });
 
+  it("CLI-37 log --limit N reads only the last N events: the same rows and count as the whole listing's tail", async () => {
+    type Log = { eventCount: number; events: { id: number; label: string; summary: string; fileChanges: unknown }[] };
+    const whole = json<Log>(await strata(dir, ["log", handle, "--limit", "0", "--json"]));
+    for (const n of [1, 3, whole.events.length - 1, whole.events.length, whole.events.length + 5]) {
+      const page = json<Log>(await strata(dir, ["log", handle, "--limit", String(n), "--json"]));
+      expect(page.eventCount).toBe(whole.events.length);
+      expect(page.events).toEqual(whole.events.slice(-n));
+    }
+    const text = ok(await strata(dir, ["log", handle, "--limit", "2"]))
+      .trimEnd()
+      .split("\n");
+    expect(text[0]).toBe(`… ${whole.events.length - 2} earlier events (--limit 0 shows all)`);
+    expect(text).toHaveLength(3);
+  });
+
   it("CLI-15 show: --xml canonical, --json, --select CSS", async () => {
     const xml = ok(await strata(dir, ["show", handle, "--xml"]));
     expect(xml).toMatch(/^<\?strata hwm="\d+" fixed="1 2 3"\?><session _id="1"><meta _id="2">/);

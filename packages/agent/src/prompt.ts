@@ -146,16 +146,23 @@ export function projectMessages(tree: Tree, synthetic: SyntheticObservations, me
   const messages: ChatMessage[] = [];
   const body = bodyOf(tree);
   const compaction = metaOf(tree).children.findLast((c) => c.tag === META.compaction);
-  let hideThrough = -1;
+  // The visible history starts after the compacted element (when it is a child of <body>): the
+  // elements it hides are not visited (their cost is not the prompt's).
+  let start = tree.rec(body.id)?.first ?? 0;
   if (compaction !== undefined) {
-    const through = Number(compaction.attrs[ATTR.through]);
-    hideThrough = body.children.findIndex((c) => c.id === through);
-    const summary = compaction.children.find((c) => c.tag === META.summary)?.text ?? "";
-    if (hideThrough >= 0) messages.push({ role: "user", content: `Summary of the conversation so far:\n${summary}` });
+    const through = tree.rec(Number(compaction.attrs[ATTR.through]));
+    if (through !== undefined && through.parent === body.id) {
+      const summary = compaction.children.find((c) => c.tag === META.summary)?.text ?? "";
+      messages.push({ role: "user", content: `Summary of the conversation so far:\n${summary}` });
+      start = through.next;
+    }
   }
-  body.children.forEach((el, i) => {
-    if (i > hideThrough) messages.push(...contribute(el, synthetic));
-  });
+  for (let id = start; id !== 0; ) {
+    const el = tree.get(id);
+    if (el === undefined) break;
+    messages.push(...contribute(el, synthetic));
+    id = tree.rec(id)?.next ?? 0;
+  }
   return messages;
 }
 
@@ -164,17 +171,18 @@ function projectWithMemo(tree: Tree, synthetic: SyntheticObservations, memo: Pro
   const messages: ChatMessage[] = [];
   const body = bodyOf(tree);
   const compaction = metaOf(tree).children.findLast((c) => c.tag === META.compaction);
-  let hidden = compaction === undefined ? undefined : Number(compaction.attrs[ATTR.through]);
-  if (compaction !== undefined && hidden !== undefined && tree.rec(hidden)?.parent === body.id) {
+  let start = tree.rec(body.id)?.first ?? 0;
+  const through = compaction === undefined ? undefined : tree.rec(Number(compaction.attrs[ATTR.through]));
+  if (compaction !== undefined && through !== undefined && through.parent === body.id) {
     const summary = compaction.children.find((c) => c.tag === META.summary)?.text ?? "";
     messages.push({ role: "user", content: `Summary of the conversation so far:\n${summary}` });
-  } else hidden = undefined;
+    start = through.next; // the hidden elements are not visited
+  }
   const next = memo.begin(synthetic);
-  for (let id = tree.rec(body.id)?.first ?? 0; id !== 0; ) {
+  for (let id = start; id !== 0; ) {
     const r = tree.rec(id);
     if (r === undefined) break;
-    if (hidden === undefined) for (const m of memo.contribute(tree, id, synthetic, next)) messages.push(m);
-    else if (id === hidden) hidden = undefined;
+    for (const m of memo.contribute(tree, id, synthetic, next)) messages.push(m);
     id = r.next;
   }
   memo.end(next);

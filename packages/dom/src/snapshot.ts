@@ -9,7 +9,7 @@ import { MAX_DEPTH, tooDeep } from "./depth.ts";
 import { dirFromSlots } from "./dir.ts";
 import { DomError } from "./errors.ts";
 import { isNodeId, type NodeId } from "./ids.ts";
-import { checkText, nameProblem } from "./names.ts";
+import { checkText, invalidCharIndex, nameProblem } from "./names.ts";
 import { moveIndex } from "./tagindex.ts";
 import { type Attrs, LazyPage, makeTree, PAGE_BITS, PAGE_MASK, type Page, pageOf, type Rec, type Slot, type Tree } from "./tree.ts";
 
@@ -94,7 +94,17 @@ function checkHeader(d: Record<string, unknown>): TreeHeader {
   return { hwm, root, fixed: fixed as number[], size };
 }
 
-function decodeRec(v: unknown, where: string, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
+/**
+ * Where a record is, for messages: a path (`nodes[3]`), or a page number with `recordIndex` (the
+ * message is built only when something is wrong: a page decode checks 256 records).
+ */
+type Where = string | number;
+
+function place(where: Where, recordIndex: number): string {
+  return typeof where === "string" ? where : `page ${where} record ${recordIndex}`;
+}
+
+function decodeRec(v: unknown, where: Where, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
   try {
     return decodeRecUnchecked(v, where, text, defer, recordIndex);
   } catch (e) {
@@ -103,18 +113,23 @@ function decodeRec(v: unknown, where: string, text?: string, defer?: DeferredTex
   }
 }
 
-function checkKnownName(name: unknown, kind: "tag" | "attribute", where: string): void {
+function checkKnownName(name: unknown, kind: "tag" | "attribute", where: Where, recordIndex: number): void {
   // nameProblem remembers the names it found valid: a page's repeated names cost a set lookup.
   const problem = nameProblem(name, kind);
-  if (problem !== undefined) throw new DomError("bad-snapshot", `${where}: ${problem}`);
+  if (problem !== undefined) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: ${problem}`);
+}
+
+/** checkText, with the message (and its `what`) made only when `value` fails. */
+function checkTextAt(value: unknown, where: Where, recordIndex: number, what: string): void {
+  if (typeof value !== "string" || invalidCharIndex(value) >= 0) checkText(value, `${place(where, recordIndex)}${what}`);
 }
 
 /**
  * Checks and freezes one record; `text`, when given, stands for the record's stored text (a decoded
  * reference). With `defer`, the stored text is a reference read on first use (DOM-42).
  */
-function decodeRecUnchecked(v: unknown, where: string, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
-  if (!Array.isArray(v) || v.length !== 9) throw new DomError("bad-snapshot", `${where} must be a 9-element record array`);
+function decodeRecUnchecked(v: unknown, where: Where, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
+  if (!Array.isArray(v) || v.length !== 9) throw new DomError("bad-snapshot", `${place(where, recordIndex)} must be a 9-element record array`);
   const id = v[0] as unknown;
   const tag = v[1] as unknown;
   const attrs = v[2] as unknown;
@@ -124,20 +139,20 @@ function decodeRecUnchecked(v: unknown, where: string, text?: string, defer?: De
   const next = v[6] as unknown;
   const first = v[7] as unknown;
   const last = v[8] as unknown;
-  if (!isNodeId(id)) throw new DomError("bad-snapshot", `${where}: id must be a node id`);
-  checkKnownName(tag, "tag", where);
+  if (!isNodeId(id)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: id must be a node id`);
+  checkKnownName(tag, "tag", where, recordIndex);
   if (typeof attrs !== "object" || attrs === null || Array.isArray(attrs))
-    throw new DomError("bad-snapshot", `${where}: attrs must be an object`);
+    throw new DomError("bad-snapshot", `${place(where, recordIndex)}: attrs must be an object`);
   for (const k of Object.keys(attrs)) {
-    checkKnownName(k, "attribute", where);
-    checkText((attrs as Record<string, unknown>)[k], `${where} attribute ${k}`);
+    checkKnownName(k, "attribute", where, recordIndex);
+    checkTextAt((attrs as Record<string, unknown>)[k], where, recordIndex, ` attribute ${k}`);
   }
-  checkText(t, `${where} text`);
-  if (!isLink(parent)) throw new DomError("bad-snapshot", `${where}: parent must be 0 or a node id`);
-  if (!isLink(prev)) throw new DomError("bad-snapshot", `${where}: prev must be 0 or a node id`);
-  if (!isLink(next)) throw new DomError("bad-snapshot", `${where}: next must be 0 or a node id`);
-  if (!isLink(first)) throw new DomError("bad-snapshot", `${where}: first must be 0 or a node id`);
-  if (!isLink(last)) throw new DomError("bad-snapshot", `${where}: last must be 0 or a node id`);
+  checkTextAt(t, where, recordIndex, " text");
+  if (!isLink(parent)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: parent must be 0 or a node id`);
+  if (!isLink(prev)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: prev must be 0 or a node id`);
+  if (!isLink(next)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: next must be 0 or a node id`);
+  if (!isLink(first)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: first must be 0 or a node id`);
+  if (!isLink(last)) throw new DomError("bad-snapshot", `${place(where, recordIndex)}: last must be 0 or a node id`);
   if (defer !== undefined)
     return defer.rec(v as unknown[], recordIndex, id as NodeId, tag as string, makeAttrs(attrs as Record<string, string>));
   return Object.freeze({
@@ -274,14 +289,15 @@ export function decodePage(index: number, input: string | Uint8Array | readonly 
   for (let i = 0; i < data.length; i++) {
     const raw = data[i] as unknown;
     const stored = dec !== undefined && Array.isArray(raw) && raw.length === 9 && typeof raw[RECORD_TEXT] !== "string";
-    const where = `page ${index} record ${i}`;
     let r: Rec;
-    if (stored && deferred !== undefined) r = decodeRec(raw, where, undefined, deferred, i);
+    if (stored && deferred !== undefined) r = decodeRec(raw, index, undefined, deferred, i);
     else
       r = decodeRec(
         raw,
-        where,
+        index,
         stored ? (dec as (v: unknown, id: number) => string)((raw as unknown[])[RECORD_TEXT], raw[0] as number) : undefined,
+        undefined,
+        i,
       );
     if (r.id >>> PAGE_BITS !== index)
       throw new DomError("bad-snapshot", `page ${index} holds record ${r.id}, which belongs to page ${r.id >>> PAGE_BITS}`);

@@ -2,7 +2,7 @@
 import { diffWorkspaces, STOP, type StopReason, TAG, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
 import { DomError, diffTrees, type Op, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
-import type { BranchInfo, EventId, Store } from "@strata/store";
+import type { BranchInfo, EventId, EventMeta, Store } from "@strata/store";
 import { type Address, checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type Command, exclusive, flag, int, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -181,8 +181,20 @@ export const log: Command = {
     const store = ctx.store({ readonly: true });
     const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const match = glob === undefined ? () => true : globMatcher(glob);
-    const all = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER).filter((e) => match(e.label ?? ""));
-    const shown = limit === 0 ? all : all.slice(-limit);
+    // Without a label filter only the last `limit` events are read (depths on a chain are 1 … the
+    // head's): the cost is the page shown, not the session's length (CLI-37). A filter reads the
+    // chain's metadata (no payloads) to find and count the matches.
+    const headDepth = (store.eventMeta(a.event) as EventMeta).depth;
+    let shown: EventMeta[];
+    let total: number;
+    if (glob === undefined && limit > 0) {
+      shown = store.chainMeta(a.event, Math.max(0, headDepth - limit), limit);
+      total = headDepth;
+    } else {
+      const all = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER).filter((e) => match(e.label ?? ""));
+      shown = limit === 0 ? all : all.slice(-limit);
+      total = all.length;
+    }
     const events = store.events(shown.map((e) => e.id));
     if (events.length !== shown.length)
       throw new CliError(
@@ -215,11 +227,10 @@ export const log: Command = {
       return void ctx.out.data({
         session: a.session.id,
         branch: a.branch.name,
-        eventCount: all.length,
+        eventCount: total,
         events: rows.map((r) => ({ ...r, fileChanges: files.get(r.id) ?? null })),
       });
-    if (shown.length < all.length)
-      ctx.out.info(ctx.out.paint("dim", `… ${all.length - shown.length} earlier events (--limit 0 shows all)`));
+    if (shown.length < total) ctx.out.info(ctx.out.paint("dim", `… ${total - shown.length} earlier events (--limit 0 shows all)`));
     for (const r of rows) {
       const label = oneLine(r.label ?? r.kind, 40);
       const changed = files.get(r.id);
