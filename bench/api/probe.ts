@@ -10,6 +10,7 @@
  *   write <dir> <steps>          strata writer: `Session.create`, one `commit` per step, timed in
  *                                blocks; after each block the raw baseline inserts the same payloads
  *                                (read back with `store.chain`) into its table, timed too
+ *   write-alone <db> <steps>     the strata writer alone: `Session.create` + one `commit` per step (its own peak RSS)
  *   raw-write <db> <steps>       the raw writer alone (its own peak RSS)
  *   all <db> <session>           `Session.open` + every message of `session.tree` (`select`) with its text
  *   half <db> <session> <event>  `Session.open` + `session.at(event)` + every message of that tree with its text
@@ -95,6 +96,17 @@ function write(dir: string, count: number): void {
   );
 }
 
+/** The strata writer alone (no raw inserts in its process): its peak RSS, as the raw writer's is measured. */
+function writeAlone(path: string, count: number): void {
+  const store = openStore(path);
+  const s = Session.create(store, { title: `bench ${count}` });
+  for (const step of steps(count)) s.commit(stepOps(s.tree, step), { label: "step" });
+  const peak = rss();
+  s.close();
+  store.close();
+  process.stdout.write(`${JSON.stringify({ maxRssKb: peak })}\n`);
+}
+
 function rawWrite(path: string, count: number): void {
   const raw = RawSessionLog.create(path);
   const insert: number[] = [];
@@ -117,6 +129,9 @@ switch (mode) {
     break;
   case "raw-write":
     rawWrite(a, Number(b));
+    break;
+  case "write-alone":
+    writeAlone(a, Number(b));
     break;
   case "all":
   case "half": {

@@ -8,7 +8,7 @@
  * - **append**: the writer commits one step per `session.commit`, timed in blocks of 128 steps;
  *   after each block the raw baseline inserts the same payloads (one row per event, WAL,
  *   `synchronous=NORMAL`, autocommit) — the ratio is per block, in the writer's process. Its peak
- *   RSS is the writer's; the raw writer and Pi's writer run alone for theirs.
+ *   RSS is measured in a writer process of its own (probe `write-alone`), as the raw writer's and Pi's are.
  * - **all**: `Session.open` + every message of `session.tree` (`select`) with its text; raw: every
  *   row read and decoded; Pi: `SessionManager.open` + `buildSessionContext()`. Peak RSS of this
  *   process is the "full resume" figure.
@@ -101,7 +101,11 @@ function measureSize(steps: number, root: string, pi: boolean, metrics: Record<s
   values[`commitRatio.${tag}`] = median(w.ratio);
   values[`commitTailUs.${tag}`] = median(w.commit.slice(-TAIL_BLOCKS));
   values[`bytesPerStep.${tag}`] = w.bytesPerStep;
-  values[`writeRss.strata.${tag}`] = w.maxRssKb * 1024;
+  values[`writeRssWithRaw.strata.${tag}`] = w.maxRssKb * 1024;
+  // The writing process's peak RSS is measured alone, as the raw writer's and Pi's are.
+  const sw = run<{ maxRssKb: number }>("probe.ts", ["write-alone", join(dir, "strata-alone.db"), steps]);
+  for (const f of ["", "-wal", "-shm"]) rmSync(join(dir, `strata-alone.db${f}`), { force: true });
+  values[`writeRss.strata.${tag}`] = sw.maxRssKb * 1024;
   const rw = run<{ insert: number[]; maxRssKb: number }>("probe.ts", ["raw-write", join(dir, "raw-alone.db"), steps]);
   rmSync(join(dir, "raw-alone.db"), { force: true });
   values[`writeRss.raw.${tag}`] = rw.maxRssKb * 1024;
@@ -250,7 +254,7 @@ const mod: BenchModule = {
         '_every message_: `Session.open` + `select(session.tree, "assistant, args, output")`, each element\'s text read; ' +
         "_state at N/2_: `Session.open` + `session.at(e)` for the event after step N/2 (its id given on the probe command line, as `strata show S@E` gets it), then every message of that tree; " +
         "_fork_: `Session.open` + `session.fork(e)` + one `commit` on the fork (in a copy of the file); " +
-        "_peak RSS_: `maxRSS` of the writer process (strata's writer also runs the raw inserts; the raw writer's figure is a process of its own) and of the _every message_ process. " +
+        "_peak RSS_: `maxRSS` of a writer process of its own for each (`write-alone`: `Session.create` + the commits and nothing else; the timed writer, which also runs the raw inserts, is not used for it) and of the _every message_ process. " +
         (piInstalled
           ? `_Pi_ (${"`@mariozechner/pi-coding-agent`"} ${piVersion}, its \`SessionManager\`): a step is its two native entries (assistant message with the tool call, tool result), each \`appendMessage\` an \`appendFileSync\` without fsync; ` +
             "open is `SessionManager.open` (reads and parses the whole JSONL file), every message is `buildSessionContext()`, the state at N/2 is `branch(entry)` (its leaf moved, in memory) + `buildSessionContext()`, the fork is `branch(entry)` in the same file plus the step's two entries."

@@ -9,7 +9,12 @@ export function makeAttrs(attrs: Readonly<Record<string, string>> | undefined): 
   if (attrs === undefined) return NO_ATTRS;
   const keys = Object.keys(attrs);
   if (keys.length === 0) return NO_ATTRS;
-  keys.sort(compareNames);
+  // Already in order when they come from a page or a canonical spec: check before sorting.
+  for (let i = 1; i < keys.length; i++)
+    if ((keys[i - 1] as string) > (keys[i] as string)) {
+      keys.sort(compareNames);
+      break;
+    }
   const out = Object.create(null) as Record<string, string>;
   for (const k of keys) out[k] = attrs[k] as string;
   return Object.freeze(out);
