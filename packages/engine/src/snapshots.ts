@@ -5,7 +5,18 @@
  * or a read touches it. Long texts inside pages are references into the log (texts.ts).
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { decodePage, encodePage, LazyPage, lazyTree, type Page, slotsOf, type Tree, type TreeHeader, withStoredPages } from "@strata/dom";
+import {
+  decodePage,
+  encodePage,
+  LazyPage,
+  lazyTree,
+  type Page,
+  pageCache,
+  slotsOf,
+  type Tree,
+  type TreeHeader,
+  withStoredPages,
+} from "@strata/dom";
 import type { EventId, SnapshotRecord, Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type TextIndex, type TextRef, TextResolver } from "./texts.ts";
@@ -41,11 +52,15 @@ export class SnapshotWriter {
 
   /**
    * `tree` (just written by {@link write}) with the pages that snapshot stored, except the last
-   * {@link HOT_PAGES}, replaced by evictable pages read back from the store when touched (EN-46):
+   * {@link HOT_PAGES}, replaced by evictable pages read back from the store when touched (EN-46),
+   * once the tree has more than a quarter of `pageCache.limit` pages:
    * a live writer's memory stays bounded whatever the session's length. Their texts' sources are
    * forgotten here: a page read back carries its stored texts with it (DOM-43).
    */
   release(tree: Tree): Tree {
+    // A tree of at most a quarter of the page cache stays whole: nothing to bound, and no page
+    // read back (a projection memo keyed by record stays warm).
+    if (tree.pageCount <= pageCache.limit / 4) return tree;
     const keep = tree.pageCount - HOT_PAGES;
     return withStoredPages(
       tree,

@@ -51,7 +51,22 @@ function blobBytes(store: SqliteStore): number {
 }
 
 describe("EN-46 a live writer's memory is bounded", () => {
+  it("a tree of at most a quarter of pageCache.limit pages is not released: nothing is read back", () => {
+    const store = openStore(":memory:");
+    const s = Session.create(store, { snapshotEvery: 8 });
+    for (let i = 0; i < 400; i++) s.commit(stepOps(s.tree, i), { label: "step" });
+    expect(s.tree.pageCount).toBeLessThanOrEqual(pageCache.limit / 4);
+    expect(heldPages(s.tree)).toBe(slotsOf(s.tree).filter((x) => x !== undefined).length);
+    pageCache.limit = 8; // now the tree is over a quarter: the next snapshot releases it
+    for (let i = 400; i < 408; i++) s.commit(stepOps(s.tree, i), { label: "step" });
+    // The last two pages, and what the commits after the snapshot touched.
+    expect(heldPages(s.tree)).toBeLessThanOrEqual(4);
+    expect(heldPages(s.tree)).toBeLessThan(s.tree.pageCount);
+    expect(toSnapshot(s.tree)).toBe(toSnapshot(materialize(store, s.head.id, { fromGenesis: true })));
+  });
+
   it("after each snapshot only the last pages stay held; reads load released pages back, at most pageCache.limit at once, equal to replay", () => {
+    pageCache.limit = 4; // trees over 1 page are released
     const store = openStore(":memory:") as SqliteStore;
     const s = Session.create(store, { snapshotEvery: 16 });
     let most = 0;
@@ -72,6 +87,7 @@ describe("EN-46 a live writer's memory is bounded", () => {
   });
 
   it("edits of released pages (attributes, new neighbours) write their texts' stored references again, not copies", () => {
+    pageCache.limit = 16;
     const store = openStore(":memory:") as SqliteStore;
     const s = Session.create(store, { snapshotEvery: 32 });
     for (let i = 0; i < 600; i++) s.commit(stepOps(s.tree, i), { label: "step" });
