@@ -129,7 +129,8 @@ function checkTextAt(value: unknown, where: Where, recordIndex: number, what: st
  * reference). With `defer`, the stored text is a reference read on first use (DOM-42).
  */
 function decodeRecUnchecked(v: unknown, where: Where, text?: string, defer?: DeferredTexts, recordIndex = 0): Rec {
-  if (!Array.isArray(v) || v.length !== 9) throw new DomError("bad-snapshot", `${place(where, recordIndex)} must be a 9-element record array`);
+  if (!Array.isArray(v) || v.length !== 9)
+    throw new DomError("bad-snapshot", `${place(where, recordIndex)} must be a 9-element record array`);
   const id = v[0] as unknown;
   const tag = v[1] as unknown;
   const attrs = v[2] as unknown;
