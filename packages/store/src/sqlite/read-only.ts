@@ -52,12 +52,15 @@ export function openReadOnly(path: string, options: OpenOptions): OpenedDatabase
       }
     }
     if (wal && shm) {
-      if (!can(`${path}-wal`, constants.R_OK) || !can(`${path}-shm`, constants.R_OK))
+      if (!can(`${path}-wal`, constants.R_OK) || !can(`${path}-shm`, constants.R_OK)) {
+        // A writer that closed since the stat above removed them: look again (not a permission matter).
+        if (statOf(`${path}-wal`) === undefined || statOf(`${path}-shm`) === undefined) continue;
         throw new StoreError(
           "cannot-open",
           `cannot read ${path}: its -wal and -shm files are not readable by you (a strata process of another user has it open). ` +
             "Ask for read permission on them (they take the database file's mode when created), or run the command as that user.",
         );
+      }
       const db = connect(path, path, true, options);
       try {
         // The first read maps the -shm: if the writer closed meanwhile (and its files went), try again.
