@@ -355,8 +355,7 @@ class DeferredTexts {
  * A record whose text is decoded on first read. `text` is an own enumerable accessor (one shared
  * getter, so records of one shape share their hidden class): spreads, copies and equality read
  * the text like a data property. The state is in private fields, which freezing leaves writable:
- * the stored value until the text is read (never a string: strings are stored as themselves),
- * then the text.
+ * the stored value (never a string: strings are stored as themselves), and the text once read.
  */
 class DeferredRec {
   declare readonly id: NodeId;
@@ -368,15 +367,14 @@ class DeferredRec {
   declare readonly next: number;
   declare readonly first: number;
   declare readonly last: number;
-  #v: unknown;
   readonly #stored: unknown;
+  #text: string | undefined;
   readonly #page: DeferredTexts;
   readonly #i: number;
 
   constructor(page: DeferredTexts, i: number, value: unknown, id: NodeId, tag: string, attrs: Attrs, v: readonly unknown[]) {
     this.#page = page;
     this.#i = i;
-    this.#v = value;
     this.#stored = value;
     const self = this as unknown as Record<string, unknown>;
     self.id = id;
@@ -397,11 +395,8 @@ class DeferredRec {
   }
 
   static textOf(r: DeferredRec): string {
-    const v = r.#v;
-    if (typeof v === "string") return v;
-    const t = r.#page.load(v, r.#i, r.id);
-    r.#v = t;
-    return t;
+    r.#text ??= r.#page.load(r.#stored, r.#i, r.id);
+    return r.#text;
   }
 }
 

@@ -173,6 +173,7 @@ export class TextIndex {
         case "remove":
           for (const id of c.ids) {
             this.#entries.delete(id);
+            this.#loaded.delete(id);
             created.delete(id);
           }
           break;
@@ -197,6 +198,7 @@ export class TextIndex {
   /** A `text` op of op `k` of `event` set the text of `id` to `text`. */
   #set(id: number, text: string, event: EventId, k: number, created: Map<number, string>, touched: number[]): void {
     this.#entries.delete(id);
+    this.#loaded.delete(id);
     if (text.length >= TEXT_REF_MIN) {
       this.#entries.set(id, { text, parts: [["e", event, k, -1]] });
       touched.push(id);

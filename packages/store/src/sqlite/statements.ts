@@ -2,8 +2,9 @@
  * The SQLite backend's prepared statements, in one place and typed: each says what it binds and
  * what it returns, so no cast of a row is needed anywhere else. Portable SQL (decision 0007),
  * prepared once per connection, when first used: an open prepares none, and a process prepares
- * only what it runs (preparing all of them cost about 2 ms of every open, issue 14). Chain reads come in pairs — a rowid range and a (segment, depth)
- * range — chosen per span by the chain reader (ST-7). A file of a schema before digests and leases
+ * only what it runs (preparing all of them cost about 2 ms of every open, issue 14). Chain reads
+ * come in pairs — a rowid range and a (segment, depth) range — chosen per span by the chain
+ * reader (ST-7). A file of a schema before digests and leases
  * (opened read-only, unmigrated: ST-4) selects `NULL` for the digest, which the store then
  * computes, and has no write or lease statements.
  *

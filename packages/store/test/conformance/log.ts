@@ -82,6 +82,7 @@ export function logConformance(kit: Kit): void {
       const at = s.events[1]?.id as EventId;
       const b = await store.fork(s.id, at, "try-2");
       expect(b).toMatchObject({ name: "try-2", head: at, origin: "fork", originEvent: at, headDepth: 3, pinned: true });
+      expect(b, "fork returns the branch as it reads back").toEqual(await store.branch(s.id, "try-2"));
       expect(ids(await store.log(s.id, { branch: "try-2" })), "the fork's history is main's own events").toEqual(
         ids(await store.log(s.id)).slice(0, 3),
       );
