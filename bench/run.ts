@@ -30,12 +30,14 @@ const GROUPS: Record<string, readonly string[]> = {
   agent: ["loop", "prompt", "inspector"],
   workspace: ["baseline", "calls", "fork"],
   api: ["public"],
+  cli: ["startup"],
 };
 
 /** Section headings that are not a package's name. */
 const HEADINGS: Record<string, string> = {
   workspace: "The workspace in the log (@strata/agent's `workspace/`, against git)",
   api: "Sessions through the public API (`Session`, against raw SQLite and Pi)",
+  cli: "The `strata` command (`@strata/cli`, compiled)",
 };
 
 interface Args {
@@ -98,6 +100,7 @@ const MEASURES: Record<string, readonly string[]> = {
   agent: ["dom", "store", "engine", "agent"],
   workspace: ["dom", "store", "engine", "agent"],
   api: ["dom", "store", "engine"],
+  cli: ["dom", "store", "engine", "agent", "models"],
 };
 
 function fingerprint(group: string): string {
@@ -127,6 +130,9 @@ function fingerprint(group: string): string {
   return `${dirs.join(", ")} sha256:${hash.digest("hex").slice(0, 12)} (${git})`;
 }
 
+/** What makes the workspace's packages resolve to their sources, not their built dist/. */
+const SOURCE_CONDITION = "--conditions=@strata/source";
+
 /** One process run of one benchmark; returns its result. */
 function runChild(name: string, run: number, runs: number, dir: string): RunResult {
   const out = join(dir, `${name}-${run}.json`);
@@ -135,7 +141,8 @@ function runChild(name: string, run: number, runs: number, dir: string): RunResu
   const t0 = Date.now();
   const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file], {
     cwd: ROOT,
-    env: { ...process.env, BENCH_OUT: out },
+    // the packages' sources (their "@strata/source" export condition), in this child and in every process it starts
+    env: { ...process.env, BENCH_OUT: out, NODE_OPTIONS: [process.env.NODE_OPTIONS, SOURCE_CONDITION].filter(Boolean).join(" ") },
     stdio: ["ignore", "inherit", "inherit"],
   });
   if (child.status !== 0 || !existsSync(out))

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// The `strata` command. The sources are TypeScript run through tsx (no build step).
-import { register } from "tsx/esm/api";
+// The `strata` command. It runs the compiled command (dist/main.js, built by scripts/build.mjs).
+// In a checkout of the repository it runs the TypeScript sources through tsx instead when there is
+// no build, when the build is older than the sources, or when the process resolves the packages to
+// their sources (node --conditions=@strata/source, as the tests run).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 
 // `strata run … | head` closes the pipe early: that is the reader's choice, not an error, and it
 // must not end a command that is doing work (CLI-27). The stream is then no longer writable and
@@ -10,6 +13,53 @@ for (const stream of [process.stdout, process.stderr])
     if (e.code === "EPIPE") return;
     throw e;
   });
-register();
-const { main } = await import("../src/main.ts");
+
+const here = (path) => new URL(path, import.meta.url);
+/** Only a checkout has this file (it is not in the published package). */
+const checkout = existsSync(here("../tsconfig.build.json"));
+
+/** Why a checkout's build cannot be used, or undefined when it is current. */
+function staleBuild() {
+  if (import.meta.resolve("@strata/engine").endsWith(".ts")) return "--conditions=@strata/source";
+  let built;
+  try {
+    built = JSON.parse(readFileSync(here("../dist/build.json"), "utf8")).newestInput;
+  } catch {
+    return "not built";
+  }
+  // the inputs of the build (scripts/build.mjs): every package's sources and the demo
+  const roots = [
+    "../src",
+    "../../inspector/src",
+    "../../../fixtures/models/demo.json",
+    "../../../fixtures/demo-workspace",
+    "../package.json",
+  ];
+  const packages = here("../../../packages/");
+  for (const p of readdirSync(packages)) roots.push(`../../../packages/${p}/src`);
+  const newer = (path) => {
+    const s = statSync(path);
+    if (!s.isDirectory()) return s.mtimeMs > built;
+    return readdirSync(path).some((e) => newer(`${path}/${e}`));
+  };
+  return roots.some((r) => existsSync(here(r)) && newer(here(r).pathname)) ? "older than the sources" : undefined;
+}
+
+let entry = "../dist/main.js";
+if (checkout) {
+  const why = staleBuild();
+  if (why !== undefined) {
+    if (!why.startsWith("--") && process.stderr.isTTY)
+      process.stderr.write(`strata: running from the sources (the build is ${why}; \`npx -y pnpm@12.4.2 build\` makes start-up fast)\n`);
+    const { register } = await import("node:module");
+    const { register: tsx } = await import("tsx/esm/api");
+    tsx();
+    // the workspace's packages, as sources too (their exports' "@strata/source" condition)
+    const hook =
+      "export function resolve(s, c, n) { return n(s, { ...c, conditions: [...new Set([...c.conditions, '@strata/source'])] }); }";
+    register(`data:text/javascript,${encodeURIComponent(hook)}`);
+    entry = "../src/main.ts";
+  }
+}
+const { main } = await import(entry);
 process.exitCode = await main(process.argv.slice(2));

@@ -6,8 +6,11 @@
  * and `SESSION~N`. A bare number where an event is expected is an event id.
  */
 import { type BranchInfo, type EventId, type EventMeta, type SessionInfo, type Store, StoreError } from "@strata/store";
+import { LAST } from "./command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { byActivity, damageMessage, handlesOf } from "./sessions.ts";
+
+export { LAST };
 
 export interface Address {
   readonly session: SessionInfo;
@@ -19,7 +22,6 @@ export interface Address {
   readonly explicitEvent: boolean;
 }
 
-export const LAST = "@last";
 const ADDRESS = /^(@last|[0-9A-Za-z]+)(?:@([A-Za-z0-9._/-]+))?(?:~([0-9]+))?$/;
 /** A tail shorter than this is not matched (one or two characters would match by accident). */
 const MIN_TAIL = 4;

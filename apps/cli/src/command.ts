@@ -11,6 +11,7 @@ export interface OptionSpec {
   readonly description: string;
 }
 
+/** A command as the table lists it: everything help and argument parsing need, and how to load its code. */
 export interface Command {
   readonly name: string;
   readonly summary: string;
@@ -25,6 +26,12 @@ export interface Command {
   readonly takesSession?: boolean;
   /** Prints data: accepts --json. */
   readonly json: boolean;
+  /** Its code, loaded only when it runs (the packages it needs come with it). */
+  load(): Promise<CommandImpl>;
+}
+
+/** What a command does, in the module `Command.load` imports. */
+export interface CommandImpl {
   /**
    * Checks the arguments' form before any file is opened or created (CLI-2); throws UsageError.
    * Everything `run` would reject for its form must be rejected here.
@@ -47,6 +54,9 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   help: { type: "boolean", short: "h", description: "show help" },
   version: { type: "boolean", description: "print the version" },
 };
+
+/** The session address of the most recently active session; `--last` stands for it. */
+export const LAST = "@last";
 
 /** `--last`, for commands that take a session. */
 export const LAST_OPTION: OptionSpec = { type: "boolean", description: "the most recently active session (same as giving @last)" };

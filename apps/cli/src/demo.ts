@@ -10,9 +10,16 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 
 import { join, relative, resolve } from "node:path";
 import { UsageError } from "./errors.ts";
 
-export const DEMO_SCRIPT = resolve(import.meta.dirname, "../../../fixtures/models/demo.json");
+/**
+ * The built command carries its own copy of the demo (dist/demo/, made by scripts/build.mjs); the
+ * sources use the repository's fixtures.
+ */
+const PACKED = join(import.meta.dirname, "demo");
+export const DEMO_SCRIPT = existsSync(PACKED)
+  ? join(PACKED, "demo.json")
+  : resolve(import.meta.dirname, "../../../fixtures/models/demo.json");
 export const DEMO_SPEC = `scripted:${DEMO_SCRIPT}`;
-export const DEMO_FILES = resolve(import.meta.dirname, "../../../fixtures/demo-workspace");
+export const DEMO_FILES = existsSync(PACKED) ? join(PACKED, "workspace") : resolve(import.meta.dirname, "../../../fixtures/demo-workspace");
 export const DEMO_TASK = "Read the meeting notes in this workspace and write SUMMARY.md with the decisions and the open questions.";
 /** What the demo itself writes into its workspace. */
 const DEMO_OUTPUT = new Set(["SUMMARY.md"]);

@@ -5,47 +5,15 @@
  * error, 3 conflict (another writer, or files changed outside the agent that a restore would overwrite).
  */
 import { parseArgs } from "node:util";
-import { WorkspaceStateError } from "@strata/agent";
-import { DomError } from "@strata/dom";
-import { EngineError } from "@strata/engine";
-import { HeadConflict, LeaseLost, StoreError } from "@strata/store";
-import { LAST } from "./address.ts";
-import { type Args, branchName, type Command, commandOptions, GLOBAL_OPTIONS, type OptionSpec } from "./command.ts";
-import { resume, run } from "./commands/agent.ts";
-import { exportCmd, importCmd } from "./commands/bundle.ts";
-import { bisect, replay, verify } from "./commands/check.ts";
-import { checkout } from "./commands/checkout.ts";
-import { fork, rewind } from "./commands/history.ts";
-import { prompt } from "./commands/prompt.ts";
-import { branches, diff, log, ls, show } from "./commands/read.ts";
-import { serve } from "./commands/serve.ts";
-import { makeContext, NoDatabase } from "./context.ts";
-import { CliError, EXIT, UsageError } from "./errors.ts";
+import { type Args, branchName, type Command, commandOptions, GLOBAL_OPTIONS, LAST, type OptionSpec } from "./command.ts";
+import { COMMANDS } from "./commands.ts";
+import type { Context } from "./context.ts";
+import { CliError, EXIT } from "./errors.ts";
 import { commandHelp, didYouMean, overview, version } from "./help.ts";
-import { describeHolder } from "./lease.ts";
-import { modelSpecExit } from "./model-spec.ts";
 import { makeOut, type OutStreams } from "./output.ts";
 import { jsonText } from "./terminal.ts";
 
-export const COMMANDS: readonly Command[] = [
-  run,
-  resume,
-  ls,
-  log,
-  show,
-  diff,
-  branches,
-  prompt,
-  fork,
-  rewind,
-  checkout,
-  bisect,
-  replay,
-  exportCmd,
-  importCmd,
-  verify,
-  serve,
-];
+export { COMMANDS };
 
 export interface MainIo extends Partial<OutStreams> {
   readonly cwd?: string;
@@ -163,10 +131,12 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     noColor: args.values["no-color"] === true,
     quiet: args.values.quiet === true,
   });
-  let ctx: ReturnType<typeof makeContext> | undefined;
+  let ctx: Context | undefined;
   try {
     const branch = branchName(args, "branch");
-    command.check?.(args);
+    const impl = await command.load();
+    impl.check?.(args);
+    const { makeContext } = await import("./context.ts");
     ctx = makeContext({
       out,
       db: typeof args.values.db === "string" ? args.values.db : undefined,
@@ -175,9 +145,11 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       cwd: io.cwd ?? process.cwd(),
       signal: io.signal ?? new AbortController().signal,
     });
-    return (await command.run(ctx, args)) ?? EXIT.ok;
+    return (await impl.run(ctx, args)) ?? EXIT.ok;
   } catch (e) {
     out.progressDone();
+    // the mapping of every error class to its message and exit code loads when something failed
+    const { failure } = await import("./failure.ts");
     const [code, message] = failure(e, ctx?.dbPath, streams.env.STRATA_DEBUG !== undefined && streams.env.STRATA_DEBUG !== "");
     return fail(code, message, e instanceof CliError ? e.data : {});
   } finally {
@@ -187,42 +159,4 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       // closing a damaged or vanished file: the command's own outcome stands
     }
   }
-}
-
-const DAMAGE = new Set(["bad-event", "bad-snapshot", "corrupt", "unknown-kind"]);
-
-/** The exit code and message of a failure. */
-function failure(e: unknown, dbPath: string | undefined, debug: boolean): [number, string] {
-  if (e instanceof UsageError) return [EXIT.usage, e.message];
-  if (e instanceof HeadConflict) return [EXIT.conflict, e.message];
-  if (e instanceof LeaseLost)
-    return [
-      EXIT.conflict,
-      `this process no longer drives ${e.session}@${e.branch}: ${e.holder === undefined ? "its lease was released" : `${describeHolder(e.holder)} took it over`}; nothing more was written, and what was committed is kept`,
-    ];
-  if (e instanceof CliError) return [e.exitCode, e.message];
-  const spec = modelSpecExit(e);
-  if (spec !== undefined) return spec;
-  if (e instanceof EngineError && DAMAGE.has(e.code)) {
-    const where = dbPath === undefined ? "the database" : `the database ${dbPath}`;
-    return [
-      EXIT.failure,
-      /verify/.test(e.message)
-        ? e.message
-        : `${where} is damaged: ${e.message}; \`strata verify\` lists the damage — restore the file from a copy, or \`strata export\` the sessions that still read`,
-    ];
-  }
-  // Every reference the user gave was resolved before the command ran: something the database
-  // itself refers to and cannot find means the file is damaged.
-  if ((e instanceof StoreError || e instanceof EngineError) && e.code === "not-found" && !/verify/.test(e.message))
-    return [
-      EXIT.failure,
-      `${e.message}: ${dbPath === undefined ? "the database" : `the database ${dbPath}`} refers to it, so the file is damaged; \`strata verify\` lists the damage`,
-    ];
-  if (e instanceof NoDatabase || e instanceof StoreError || e instanceof EngineError || e instanceof DomError)
-    return [EXIT.failure, e.message];
-  // The workspace record or directory cannot be used as it is (a missing blob, something in the way, an unreadable directory).
-  if (e instanceof WorkspaceStateError) return [EXIT.failure, e.message];
-  const detail = debug ? `\n${(e as Error).stack}` : " (set STRATA_DEBUG=1 for the stack)";
-  return [EXIT.failure, `unexpected error: ${(e as Error)?.message ?? String(e)}${detail}`];
 }

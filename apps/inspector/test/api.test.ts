@@ -164,7 +164,7 @@ describe("IN-7 … IN-9 static app, headers, tokens", () => {
     const html = await res.text();
     const js = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1] as string;
     expect((await get(`/${js}`)).headers.get("content-type")).toBe("text/javascript; charset=utf-8");
-    expect(await (await get("/..%2f..%2f..%2f..%2fetc%2fpasswd")).text()).not.toContain("root:"); // normalized inside dist/
+    expect(await (await get("/..%2f..%2f..%2f..%2fetc%2fpasswd")).text()).not.toContain("root:"); // normalized inside app/
     expect(await (await get("/../../etc/passwd")).text()).not.toContain("root:"); // the URL is normalized: the app's page, not the file
     expect((await get("/nope.js")).status).toBe(404);
   });

@@ -207,16 +207,16 @@ describe("IN-21 the page takes only types from the packages", () => {
 });
 
 describe("IN-9 the build follows every page source", () => {
-  it("dist/ is stale when web/, the Vite config or the protocol module is newer", () => {
+  it("app/ is stale when web/, the Vite config or the protocol module is newer", () => {
     const root = mkdtempSync(join(tmpdir(), "strata-inspector-build-"));
     try {
-      const files = ["web/main.ts", "web/views/tree.ts", "vite.config.ts", "src/protocol.ts", "src/server.ts", "dist/index.html"];
+      const files = ["web/main.ts", "web/views/tree.ts", "vite.config.ts", "src/protocol.ts", "src/server.ts", "app/index.html"];
       for (const f of files) {
         mkdirSync(dirname(join(root, f)), { recursive: true });
         writeFileSync(join(root, f), "");
         utimesSync(join(root, f), 1000, 1000);
       }
-      utimesSync(join(root, "dist/index.html"), 2000, 2000);
+      utimesSync(join(root, "app/index.html"), 2000, 2000);
       expect(needsBuild(root)).toBe(false);
       // the server's own modules are not the page's
       utimesSync(join(root, "src/server.ts"), 3000, 3000);
@@ -227,7 +227,7 @@ describe("IN-9 the build follows every page source", () => {
         utimesSync(join(root, f), 1000, 1000);
       }
       expect(PAGE_SOURCES).toContain("src/protocol.ts");
-      rmSync(join(root, "dist/index.html"));
+      rmSync(join(root, "app/index.html"));
       expect(needsBuild(root)).toBe(true);
     } finally {
       rmSync(root, { recursive: true, force: true });

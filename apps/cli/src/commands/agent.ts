@@ -22,7 +22,7 @@ import {
 import { bodyOf, type LifecycleWork, Session } from "@strata/engine";
 import { openStore, type SessionId } from "@strata/store";
 import { LAST, parseAddress, resolveAddress } from "../address.ts";
-import { type Args, type Command, exclusive, flag, LAST_OPTION, type OptionSpec, str } from "../command.ts";
+import { type Args, type CommandImpl, exclusive, flag, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { DEMO_TASK } from "../demo.ts";
 import { CliError, EXIT, UsageError } from "../errors.ts";
@@ -33,39 +33,6 @@ import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
 import { handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
 import { trackerFor } from "../workspace.ts";
-
-type Defaults = "run" | "resume";
-
-/** The run options; their help states the defaults the command really uses. */
-function runOptions(d: Defaults): Record<string, OptionSpec> {
-  const rec = (fresh: string): string => (d === "resume" ? "the one the session recorded" : `${fresh}; with --session: the recorded one`);
-  return {
-    model: {
-      type: "string",
-      value: "SPEC",
-      description: `scripted:FILE.json or openai:MODEL (default: ${rec("$STRATA_MODEL, else the offline demo in its own workspace")})`,
-    },
-    workspace: {
-      type: "string",
-      value: "DIR",
-      description: `the directory the tools may touch (default: ${rec("the current directory; the offline demo plays in .strata/demo")})`,
-    },
-    template: {
-      type: "string",
-      value: "FILE",
-      description: `the system prompt template (default: ${rec("strata's built-in one")}, re-read if it changed on disk)`,
-    },
-    context: {
-      type: "string",
-      value: "FILE",
-      multiple: true,
-      description: `a context file for the prompt, inside the workspace (default: ${rec("AGENTS.md if present")})`,
-    },
-    "max-steps": { type: "string", value: "N", description: `model turns before the run stops, at least 1 (default: ${rec("30")})` },
-    budget: { type: "string", value: "TOKENS", description: `stop once the run has used this many tokens (default: ${rec("none")})` },
-    temperature: { type: "string", value: "T", description: "sampling temperature from 0 to 2, recorded with the model settings" },
-  };
-}
 
 const GOOD = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
@@ -212,29 +179,7 @@ function banner(out: Out, cwd: string, session: Session, p: Prepared, verb: stri
   out.info(`${out.paint("bold", "workspace")} ${shown}  ${out.paint("dim", `— ${why}`)}`);
 }
 
-export const run: Command = {
-  name: "run",
-  summary: "start a session (or continue one with a new task) and drive the agent",
-  usage: "strata run [TASK] [--session SESSION[@BRANCH] | --last] [--model SPEC] [--workspace DIR] [--template FILE] [--max-steps N]",
-  description: [
-    "Prints the session's handle and the workspace first, then streams what happens: the assistant's text, each tool call and its outcome (with the running call's time and latest output on a terminal), and why the run stopped.",
-    "With a model (--model or $STRATA_MODEL) the current directory is the workspace unless --workspace says otherwise. With no model configured it plays the offline demo script (fixtures/models/demo.json, no TASK) in a fresh copy of the demo workspace at .strata/demo, never in your files.",
-    "Ctrl-C cancels cleanly; the session stays resumable. -q prints only HANDLE@BRANCH STOP at the end.",
-  ].join("\n"),
-  examples: [
-    "strata run                                 # the offline demo, in .strata/demo",
-    'strata run "fix the failing test" --model openai:gpt-4o-mini',
-    'strata run "now add docs" --last',
-    'strata run "try it another way" --session 6CPD71@alt',
-  ],
-  options: {
-    ...runOptions("run"),
-    session: { type: "string", value: "SESSION", description: "continue this session (SESSION or SESSION@BRANCH) instead of starting one" },
-    last: { ...LAST_OPTION, description: "continue the most recently active session (same as --session @last)" },
-    title: { type: "string", value: "TITLE", description: "the new session's title (default: the task)" },
-  },
-  positionals: { min: 0, max: 1 },
-  json: true,
+export const run: CommandImpl = {
   check(args) {
     checkRunFlags(args);
     exclusive(args, "session", "last");
@@ -330,17 +275,7 @@ function describeWork(out: Out, session: Session, work: LifecycleWork): string[]
   return lines;
 }
 
-export const resume: Command = {
-  name: "resume",
-  summary: "reopen a session, say what was interrupted, and continue it",
-  usage: "strata resume SESSION[@BRANCH] [--model SPEC] [--max-steps N]",
-  description:
-    "Takes the branch (exit 3 if another process drives it), materializes its head, prints the lifecycle work (calls that will run, re-run or be marked interrupted), records any change to the template or context files on disk as a patch, and continues the agent loop. Every input defaults to what the session recorded — model, workspace, template, context files, limits; a flag replaces one. An imported session's recorded paths are never followed: give --workspace, and its recorded template and context copies are used.",
-  examples: ["strata resume @last", "strata resume 6CPD71@alt --model scripted:fixtures/models/alt.json"],
-  options: runOptions("resume"),
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const resume: CommandImpl = {
   check(args) {
     checkRunFlags(args);
     parseAddress(args.positionals[0] as string);

@@ -10,23 +10,14 @@ import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Bundle, BundleError, exportBundle, importBundle, parseBundle } from "@strata/engine";
 import { findSession } from "../address.ts";
-import type { Command } from "../command.ts";
+import type { CommandImpl } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { jsonText } from "../terminal.ts";
 
 /** The largest bundle file `import` reads (about the longest string JavaScript can hold). */
 export const MAX_BUNDLE_FILE_BYTES = 512 * 1024 * 1024;
 
-export const exportCmd: Command = {
-  name: "export",
-  summary: "write a session as a self-contained bundle on stdout",
-  usage: "strata export SESSION [--branch B] > FILE",
-  description:
-    "The bundle is one JSON document (strata-bundle@2): events with their digests, branches, the blobs they refer to, and each head as readable XML. `strata import FILE` brings it back, history intact, and verifies it. With --branch B only B's history is exported (the bundle's main is then the session's genesis event).",
-  examples: ["strata export @last > session.strata.json", "strata export 6CPD71 --branch try-2 > try-2.json"],
-  options: {},
-  positionals: { min: 1, max: 1 },
-  json: false,
+export const exportCmd: CommandImpl = {
   run(ctx, args) {
     const store = ctx.store({ readonly: true });
     const s = findSession(store, args.positionals[0] as string);
@@ -50,16 +41,7 @@ export const exportCmd: Command = {
   },
 };
 
-export const importCmd: Command = {
-  name: "import",
-  summary: "bring a bundle in as a new session and verify it",
-  usage: "strata import FILE",
-  description:
-    "Checks every field of the bundle first (types, ranges, references, digests, and a replay of every event against the heads' XML), then creates a new session with its events and branches in one transaction (event ids are new; the original session id is kept in the metadata as importedFrom) and verifies every head again in the database. Blobs nothing refers to are dropped and listed. A bundle that fails any check leaves the database untouched (exit 1).",
-  examples: ["strata import session.strata.json", "strata import session.strata.json --db other.db --json"],
-  options: {},
-  positionals: { min: 1, max: 1 },
-  json: true,
+export const importCmd: CommandImpl = {
   run(ctx, args) {
     const path = resolve(ctx.cwd, args.positionals[0] as string);
     const text = readBundleFile(path);

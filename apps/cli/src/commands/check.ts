@@ -1,39 +1,19 @@
 /** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24, CLI-36). */
 import { diffWorkspaces, verifyRequests } from "@strata/agent";
-import { DomError, diffTrees, select, skeletonTree } from "@strata/dom";
+import { diffTrees } from "@strata/dom";
 import { materialize, replayVerify, Session, verifyStore } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
 import { allHold, fileCondition, parseFileCondition, selectorCondition } from "../bisect-conditions.ts";
-import { branchName, type Command, flag, list, str } from "../command.ts";
+import { branchName, type CommandImpl, flag, list, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { fileDiffs, fileDiffView } from "../filediff.ts";
 import { diffView } from "../render.ts";
+import { checkSelector } from "../selectors.ts";
 import { oneLine } from "../terminal.ts";
 import { OVERRIDE, rerunCommand } from "./rerun.ts";
 
-/** Checks a selector's syntax on an empty tree, before any file is opened (a malformed one is a usage error). */
-export function checkSelector(option: string, css: string | undefined): void {
-  if (css === undefined) return;
-  try {
-    select(skeletonTree({ tag: "session" }), css);
-  } catch (e) {
-    if (e instanceof DomError) throw new UsageError(`--${option}: ${e.message}`);
-    throw e;
-  }
-}
-
-export const verify: Command = {
-  name: "verify",
-  summary: "check the database's integrity",
-  usage: "strata verify [SESSION]",
-  description:
-    "SQLite's own check, every chain link and depth, branch heads, blob hashes, every payload decodes, and every snapshot equals the replay of its chain. Exits 1 on any finding.",
-  examples: ["strata verify", "strata verify 6CPD71 --json"],
-  options: {},
-  positionals: { min: 0, max: 1 },
-  takesSession: true,
-  json: true,
+export const verify: CommandImpl = {
   run(ctx, args) {
     const store = ctx.store({ readonly: true });
     const session = args.positionals[0] === undefined ? undefined : findSession(store, args.positionals[0]).id;
@@ -60,40 +40,7 @@ export const verify: Command = {
   },
 };
 
-export const replay: Command = {
-  name: "replay",
-  summary: "prove replay equals the stored states, or re-run a branch deterministically",
-  usage: "strata replay SESSION[@BRANCH] (--verify | --rerun | --override llm:CALL=FILE|tool:CALL=FILE …)",
-  description: [
-    "--verify replays the branch from genesis with no snapshot and compares it with every snapshot on the chain and with the head as a reopen builds it; it reports the first event where they differ. It then re-renders every request the model was sent on the branch from the tree and compares it with the hash recorded on its turn: a mismatch names the event and the part (system, tools, settings, messages) and shows the difference.",
-    "--rerun forks the branch before its first user turn and drives the loop again: recorded model replies, `safe` tools re-executed for real, `never` tools answered from the recording. It reports the first reply or observation that differs (exit 1 when one does).",
-    "--override makes that re-run a counterfactual: llm:CALL=FILE replaces the model reply that made call CALL with FILE (JSON {text, toolCalls:[{name, arguments}]}); tool:CALL=FILE replaces that call's observation with FILE's text. Every override is recorded in the new branch.",
-  ].join("\n"),
-  examples: [
-    "strata replay @last --verify",
-    "strata replay 6CPD71 --rerun --json",
-    "strata replay 6CPD71 --override tool:call_1_0=notes-v2.md --name what-if-notes",
-  ],
-  options: {
-    verify: { type: "boolean", description: "replay from genesis and compare with the stored states" },
-    rerun: { type: "boolean", description: "re-run the branch on a new branch and report the first divergence" },
-    override: {
-      type: "string",
-      multiple: true,
-      value: "KIND:CALL=FILE",
-      description: "a counterfactual input (llm: or tool:), repeatable; implies --rerun",
-    },
-    name: { type: "string", value: "NAME", description: "the re-run branch's name (default rerun/BRANCH or whatif/BRANCH)" },
-    workspace: {
-      type: "string",
-      value: "DIR",
-      description:
-        "where the re-run plays: a new or empty directory that gets the recorded files (default <database dir>/workspaces/<handle>/<branch>); for a session that records no files, where its safe tools run (default: the recorded workspace; required for an imported session)",
-    },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const replay: CommandImpl = {
   check(args) {
     parseAddress(args.positionals[0] as string);
     const rerunning = flag(args, "rerun") || list(args, "override").length > 0;
@@ -176,32 +123,7 @@ export const replay: Command = {
   },
 };
 
-export const bisect: Command = {
-  name: "bisect",
-  summary: "find the first event after which a condition holds: a selector matches, a file exists or matches",
-  usage: "strata bisect SESSION[@BRANCH] (--until CSS | --until-file PATH[~REGEX]) …",
-  description: [
-    "Binary search over the branch: materializes O(log n) states and reports the first event after which every condition holds (assuming that, once true, it stays true), with that event's diff and file changes. -q prints only the event id (for scripts: strata rewind S --to $(strata bisect S --until … -q)).",
-    "--until CSS: a selector matches an element of the tree. --until-file PATH: the workspace the event records has the file; PATH~REGEX: and its content matches the regular expression (JavaScript syntax; PATH~/REGEX/i for flags i, m, s, u; the path is everything before the first ~). Conditions can be repeated and combined: all must hold.",
-  ].join("\n"),
-  examples: [
-    "strata bisect @last --until 'call[status=env_error]'",
-    "strata bisect 6CPD71@try-2 --until 'todo item[status=completed]' --json",
-    "strata bisect @last --until-file SUMMARY.md",
-    "strata bisect @last --until-file 'src/app.ts~/TODO|FIXME/i'",
-  ],
-  options: {
-    until: { type: "string", value: "CSS", description: "a selector that starts matching" },
-    "until-file": {
-      type: "string",
-      multiple: true,
-      value: "PATH[~REGEX]",
-      description: "a file that starts to exist in the workspace (with ~REGEX: whose content starts to match); repeatable",
-    },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const bisect: CommandImpl = {
   check(args) {
     parseAddress(args.positionals[0] as string);
     if (str(args, "until") === undefined && list(args, "until-file").length === 0)

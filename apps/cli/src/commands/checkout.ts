@@ -8,31 +8,12 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { checkoutWorkspace, workspaceElement, workspaceFiles } from "@strata/agent";
 import { materialize } from "@strata/engine";
 import { parseAddress, resolveAddress } from "../address.ts";
-import { type Command, flag, str } from "../command.ts";
+import { type CommandImpl, flag, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { handleOf } from "../sessions.ts";
 import { checkFreshDir, filesAt, shownPath } from "../workspace.ts";
 
-export const checkout: Command = {
-  name: "checkout",
-  summary: "write the workspace as it was after any event into a directory",
-  usage: "strata checkout SESSION[@BRANCH|@EVENT][~N] --to DIR [--force]",
-  description: [
-    "Writes the files the session recorded at the event (default: the branch head) into DIR: byte-identical contents, modes (executable or not), symlinks as links, and no file the record does not have. The bytes come from the database; any event of any branch works, rewound heads and imported sessions included.",
-    "DIR must not exist or be empty. With --force it may hold files: it is made to hold exactly the workspace (files the record does not have are removed; ignored ones, .git and .strata are left alone). Only the database is read.",
-  ].join("\n"),
-  examples: [
-    "strata checkout 6CPD71@40 --to /tmp/at-40",
-    "strata checkout @last@alt --to ../alt-files --json",
-    "strata checkout 6CPD71@rewound/main/57 --to ws --force",
-  ],
-  options: {
-    to: { type: "string", value: "DIR", description: "the directory to write (new or empty unless --force)" },
-    force: { type: "boolean", description: "write into a directory that has files: it ends up holding exactly the workspace" },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const checkout: CommandImpl = {
   check(args) {
     parseAddress(args.positionals[0] as string);
     const to = str(args, "to");

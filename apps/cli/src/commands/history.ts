@@ -10,7 +10,7 @@ import { type LifecycleWork, materialize, Session } from "@strata/engine";
 import type { EventMeta } from "@strata/store";
 import { checkEventText, eventOnBranch, parseAddress, resolveAddress } from "../address.ts";
 import { startingFiles } from "../branch-dir.ts";
-import { type Args, branchName, type Command, flag, str } from "../command.ts";
+import { type Args, branchName, type CommandImpl, flag, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { fileChangeJson } from "../filediff.ts";
@@ -66,30 +66,7 @@ function fileLines(out: Out, changes: readonly FileChange[]): string[] {
   );
 }
 
-export const fork: Command = {
-  name: "fork",
-  summary: "branch a session at any event, with a working directory of its own",
-  usage: "strata fork SESSION@EVENT [--name NAME] [--workspace DIR]",
-  description: [
-    "Creates a branch whose head is the event (one row; nothing is copied) and prints what a session continued there would have to start or stop.",
-    "The branch gets its own working directory, so two branches never share one: DIR (new or empty), by default <database dir>/workspaces/<handle>/<branch>. The files of the fork point are checked out there, and the branch's first event records the directory (workspace.dir). A fork point before the run recorded its files gets the files of that line's baseline — no tool that writes had run before it (workspace.baseline).",
-  ].join("\n"),
-  examples: ["strata fork 6CPD71@57 --name try-2", "strata fork @last@main~3", "strata fork 6CPD71@57 --name big --workspace ../big-try"],
-  options: {
-    name: {
-      type: "string",
-      value: "NAME",
-      description: "the new branch's name: letters, digits and . _ / - (default fork-EVENT)",
-    },
-    workspace: {
-      type: "string",
-      value: "DIR",
-      description: "the branch's working directory, new or empty (default <database dir>/workspaces/<handle>/<branch>)",
-    },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const fork: CommandImpl = {
   check(args) {
     parseAddress(args.positionals[0] as string);
     branchName(args, "name");
@@ -160,25 +137,7 @@ export const fork: Command = {
   },
 };
 
-export const rewind: Command = {
-  name: "rewind",
-  summary: "move a branch back to an earlier event, files included",
-  usage: "strata rewind SESSION[@BRANCH] --to EVENT [--force]",
-  description: [
-    "Moves the branch head back; the abandoned head stays as branch rewound/BRANCH/HEAD, so nothing is lost. Prints the lifecycle work: calls, jobs and subagents to stop or start, and the files to restore.",
-    "The branch's working directory is restored to the files at EVENT. First it is compared with what the head records: a file changed outside the agent (an editor, a git checkout) is refused with the list of paths and exit 3 — unless --force, which records that change as its own event (workspace.outside) before restoring, so `strata checkout` of that event brings it back.",
-  ].join("\n"),
-  examples: ["strata rewind 6CPD71 --to 40", "strata rewind @last@try-2 --to head~2 --json", "strata rewind 6CPD71 --to 40 --force"],
-  options: {
-    to: { type: "string", value: "EVENT", description: "an event id on the branch, or head~N for N events before the head" },
-    force: {
-      type: "boolean",
-      description: "restore even over files changed outside the agent, recording that change first as its own event",
-    },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const rewind: CommandImpl = {
   check(args) {
     const { at, back } = parseAddress(args.positionals[0] as string);
     if (str(args, "to") === undefined) throw new UsageError("rewind needs --to EVENT (an event id on the branch, or head~N)");

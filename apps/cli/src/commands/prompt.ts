@@ -2,7 +2,7 @@
 import { type ModelRequest, renderPrompt } from "@strata/agent";
 import { Session } from "@strata/engine";
 import { checkEventText, eventOnBranch, resolveAddress } from "../address.ts";
-import { type Command, str } from "../command.ts";
+import { type CommandImpl, str } from "../command.ts";
 import { lineDiff } from "../render.ts";
 
 /** The request as readable text. */
@@ -21,24 +21,7 @@ export function requestText(req: ModelRequest): string {
   return `${lines.join("\n")}\n`;
 }
 
-export const prompt: Command = {
-  name: "prompt",
-  summary: "the exact request the model saw (or would see) at any event",
-  usage: "strata prompt SESSION[@BRANCH|@EVENT] [--at EVENT] [--diff EVENT2]",
-  description:
-    "Re-renders the request (system prompt, history, tools, model settings) as a projection of the tree at that event, from the recorded template and context files — byte-identical to what was sent then. --diff shows how it changed between two events. EVENT and EVENT2 are event ids, head, or head~N (N events before the branch head).",
-  examples: ["strata prompt @last", "strata prompt 6CPD71 --at 42 --json", "strata prompt 6CPD71@31 --diff head"],
-  options: {
-    at: {
-      type: "string",
-      value: "EVENT",
-      description: "an event id on the branch, or head~N (default: the one the address names, else the head)",
-    },
-    diff: { type: "string", value: "EVENT2", description: "compare with the prompt at this event (an id, head, or head~N)" },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const prompt: CommandImpl = {
   check(args) {
     checkEventText("at", str(args, "at"));
     checkEventText("diff", str(args, "diff"));

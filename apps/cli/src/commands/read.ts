@@ -1,176 +1,27 @@
 /** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17), with the files (CLI-35). */
-import { diffWorkspaces, STOP, type StopReason, TAG, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
+import { diffWorkspaces, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
 import { DomError, diffTrees, type Op, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, materialize } from "@strata/engine";
-import type { BranchInfo, EventId, EventMeta, Store } from "@strata/store";
+import type { EventId, EventMeta } from "@strata/store";
 import { type Address, checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
-import { type Args, type Command, exclusive, flag, int, str } from "../command.ts";
+import { type Args, type CommandImpl, exclusive, flag, int, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { type FileCounts, fileMarks, marksText } from "../file-marks.ts";
 import { fileDiffs, fileDiffView } from "../filediff.ts";
-import { ago, columns, time } from "../output.ts";
+import { columns, time } from "../output.ts";
 import { diffView, elementJson, summarizeOps, treeView } from "../render.ts";
-import { byActivity, damageMessage, handleOf, handlesOf } from "../sessions.ts";
+import { checkSelector } from "../selectors.ts";
+import { damageMessage, handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
-import { checkSelector } from "./check.ts";
-
-/** A branch in every --json document (CLI-8). */
-export function branchJson(b: BranchInfo): Record<string, unknown> {
-  return { name: b.name, head: b.head, eventCount: b.headDepth, origin: b.origin, originEvent: b.originEvent, created: b.created };
-}
-
-/** How a run ended, from its stop reason. */
-export type Outcome = "completed" | "stopped" | "failed" | "cancelled" | "open" | "idle" | "empty" | "damaged";
-const OUTCOMES: Readonly<Record<StopReason, Outcome>> = {
-  [STOP.completedByTool]: "completed",
-  [STOP.envCompleted]: "completed",
-  [STOP.endTurn]: "completed",
-  [STOP.maxSteps]: "stopped",
-  [STOP.budget]: "stopped",
-  [STOP.contextOverflow]: "failed",
-  [STOP.modelError]: "failed",
-  [STOP.promptError]: "failed",
-  [STOP.cancelled]: "cancelled",
-};
-
-/**
- * A session's status from its main head event alone (listing never materializes a tree): the
- * reason of the stop that event recorded; `open` when the head is the middle of a run (running
- * now, or waiting for `strata resume`); `idle` otherwise; `damaged` when the event cannot be read.
- */
-function statusOf(store: Store, head: EventId): string {
-  let d: ReturnType<typeof decodeEvent>;
-  let e: ReturnType<Store["event"]>;
-  try {
-    e = store.event(head);
-    if (e === undefined) return "damaged";
-    d = decodeEvent(e);
-  } catch {
-    // an unreadable row or payload: the listing names it and goes on
-    return "damaged";
-  }
-  if (d.kind !== "patch") return "idle";
-  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === TAG.stop) return op[3].attrs?.reason ?? "stopped";
-  return /^(turn|call|resume)\./.test(e.label ?? "") ? "open" : "idle";
-}
-
-function outcomeOf(status: string): Outcome {
-  return (
-    (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
-    (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped")
-  );
-}
-
-function statusText(status: string, outcome: Outcome): string {
-  switch (outcome) {
-    case "completed":
-    case "idle":
-    case "empty":
-      return status;
-    case "stopped":
-      return `${status} (resume continues)`;
-    case "failed":
-      return `failed: ${status} (resume retries)`;
-    case "cancelled":
-    case "open":
-      return `${status} (resume it)`;
-    case "damaged":
-      return "damaged (strata verify)";
-    default:
-      return outcome satisfies never;
-  }
-}
-
-export const ls: Command = {
-  name: "ls",
-  summary: "list sessions",
-  usage: "strata ls [--all]",
-  description:
-    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts).",
-  examples: ["strata ls", "strata ls --all --json", "strata ls -q | head -1"],
-  options: { all: { type: "boolean", description: "also list each session's branches, abandoned ones included" } },
-  positionals: { min: 0, max: 0 },
-  json: true,
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const now = ctx.now();
-    const listed = byActivity(store);
-    const handles = handlesOf(listed.map((r) => r.session.id));
-    const rows = listed.map(({ session: s, activity }) => {
-      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
-      const status = activity.damage.length > 0 ? "damaged" : main === undefined ? "empty" : statusOf(store, main.head);
-      const damage = [...activity.damage];
-      if (status === "damaged" && damage.length === 0 && main !== undefined)
-        damage.push(
-          `the database ${ctx.dbPath} is damaged: event ${main.head}, the head of branch "${main.name}" of session ${s.id}, cannot be read; \`strata verify\` lists the damage`,
-        );
-      return {
-        id: s.id,
-        handle: handles.get(s.id) ?? s.id,
-        title: s.title,
-        created: s.created,
-        lastActivity: activity.last?.ts ?? s.created,
-        lastLabel: activity.last?.label ?? null,
-        eventCount: main?.headDepth ?? 0,
-        status,
-        outcome: outcomeOf(status),
-        damage: damage.length === 0 ? null : damage.join("; "),
-        branches: activity.branches.map(branchJson),
-      };
-    });
-    // A damaged session is listed as such, the others as usual; the exit code says something is wrong.
-    const damaged = rows.some((r) => r.damage !== null) ? 1 : undefined;
-    for (const r of rows) if (r.damage !== null) ctx.out.note(ctx.out.paint("red", `warning: ${r.damage}`));
-    if (ctx.out.json) {
-      ctx.out.data({ sessions: rows });
-      return damaged;
-    }
-    // for scripts: whole ids, which stay valid however many sessions come later
-    if (ctx.out.quiet) {
-      for (const r of rows) ctx.out.line(r.id);
-      return damaged;
-    }
-    if (rows.length === 0) return void ctx.out.info(`no sessions in ${ctx.dbPath}; \`strata run\` starts one`);
-    const table = [["SESSION", "TITLE", "BRANCHES", "EVENTS", "ACTIVE", "STATUS"].map((h) => ctx.out.paint("bold", h))];
-    for (const r of rows) {
-      const live = r.branches.filter((b) => b.origin !== "rewind").length;
-      table.push([
-        ctx.out.paint("cyan", r.handle),
-        oneLine(r.title ?? "", 40),
-        `${live}${r.branches.length > live ? ` (+${r.branches.length - live} kept)` : ""}`,
-        String(r.eventCount),
-        ago(r.lastActivity, now),
-        statusText(r.status, r.outcome),
-      ]);
-      if (flag(args, "all"))
-        for (const b of r.branches)
-          table.push(["", ctx.out.paint("dim", `  @${oneLine(String(b.name), 40)}`), String(b.origin), String(b.eventCount), "", ""]);
-    }
-    for (const l of columns(table)) ctx.out.line(l);
-    return damaged;
-  },
-};
+import { branchJson } from "./ls.ts";
 
 function globMatcher(glob: string): (s: string) => boolean {
   const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\?]/g, "\\$&").replace(/\*/g, ".*")}$`);
   return (s) => re.test(s);
 }
 
-export const log: Command = {
-  name: "log",
-  summary: "show a branch's events",
-  usage: "strata log SESSION[@BRANCH] [--label GLOB] [--limit N]",
-  description:
-    "Events of a branch, oldest first: id, time, label, cause and a summary of the ops. Fork and rewind points are marked, and so is every event that changed files: files:+ADDED ~MODIFIED -DELETED.",
-  examples: ["strata log @last", "strata log 6CPD71@alt --label 'tool.*' --limit 20", "strata log 6CPD71 --json"],
-  options: {
-    label: { type: "string", value: "GLOB", description: "only events whose label matches (* matches anything)" },
-    limit: { type: "string", value: "N", description: "the last N events (default 100; 0 for all)" },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const log: CommandImpl = {
   check(args) {
     int(args, "limit", 100);
     parseAddress(args.positionals[0] as string);
@@ -251,30 +102,7 @@ function checkAtOnce(args: Args): void {
     throw new UsageError(`${args.positionals[0]} names an event already; give either SESSION@EVENT (or SESSION~N) or --at EVENT, not both`);
 }
 
-export const show: Command = {
-  name: "show",
-  summary: "show the tree at any event",
-  usage: "strata show SESSION[@BRANCH|@EVENT][~N] [--at EVENT] [--select CSS] [--xml | --tree] [--depth N] [--files]",
-  description:
-    "The materialized tree at an event (default: the branch head), or only the elements a selector matches. --files lists the workspace the event records instead: path, mode, size and short hash of every file, and the branch's working directory.",
-  examples: [
-    "strata show @last",
-    "strata show 6CPD71 --at 57 --select 'call[status=running]'",
-    "strata show 6CPD71@alt~3 --xml",
-    "strata show 6CPD71 --json",
-    "strata show 6CPD71@40 --files",
-  ],
-  options: {
-    at: { type: "string", value: "EVENT", description: "an event id, or head~N for N events before the head" },
-    select: { type: "string", value: "CSS", description: "only the elements matching this selector" },
-    xml: { type: "boolean", description: "canonical XML (ids included)" },
-    tree: { type: "boolean", description: "an indented view (the default)" },
-    depth: { type: "string", value: "N", description: "levels to show in the tree view (default all)" },
-    files: { type: "boolean", description: "the workspace at the event: path, mode, size and hash of each file" },
-  },
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const show: CommandImpl = {
   check(args) {
     checkAtOnce(args);
     exclusive(args, "xml", "tree");
@@ -345,18 +173,7 @@ function showFiles(ctx: Context, a: Address, event: EventId, tree: Tree): undefi
   return undefined;
 }
 
-export const diff: Command = {
-  name: "diff",
-  summary: "compare two events or branches, files included",
-  usage: "strata diff A B",
-  description: [
-    "The structural difference from A to B (each SESSION@EVENT, SESSION@BRANCH or SESSION@BRANCH~N): elements added, removed, changed and moved, with before and after.",
-    "Then the files: each file added, modified or deleted between the workspaces A and B record, with a unified diff for a text file and sizes and hashes for anything else (binary, larger than 256 KiB, a symlink).",
-  ].join("\n"),
-  examples: ["strata diff 6CPD71@main 6CPD71@alt", "strata diff @last@40 @last@57 --json"],
-  options: {},
-  positionals: { min: 2, max: 2 },
-  json: true,
+export const diff: CommandImpl = {
   check(args) {
     for (const p of args.positionals) parseAddress(p);
   },
@@ -394,16 +211,7 @@ export const diff: Command = {
   },
 };
 
-export const branches: Command = {
-  name: "branches",
-  summary: "list a session's branches",
-  usage: "strata branches SESSION",
-  description: "Every branch of a session with its head, length and origin (a fork, or a head kept by a rewind). -q prints the names only.",
-  examples: ["strata branches @last", "strata branches 6CPD71 --json"],
-  options: {},
-  positionals: { min: 1, max: 1 },
-  takesSession: true,
-  json: true,
+export const branches: CommandImpl = {
   run(ctx, args) {
     const store = ctx.store({ readonly: true });
     const s = findSession(store, args.positionals[0] as string);

@@ -1,22 +1,9 @@
 /** `strata serve` (CLI-25, IN-1 … IN-9): the read-only web inspector over the database. */
 import { buildApp, needsBuild, STATIC_DIR, startServer } from "@strata/inspector";
-import { type Command, int, str } from "../command.ts";
+import { type CommandImpl, int, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
 
-export const serve: Command = {
-  name: "serve",
-  summary: "the web inspector: timeline, tree at any event, diffs, prompts, live sessions",
-  usage: "strata serve [--port N] [--host H] [--token T]",
-  description:
-    "Serves the inspector on http://127.0.0.1:7357 (read-only: no endpoint changes a session). Binding to any other address needs a token: give one with --token or one is generated and printed; every request must carry it. JSON endpoints under /api/, and the live patch stream as Server-Sent Events: curl -N 'http://127.0.0.1:7357/api/sessions/SESSION/stream?from=EVENT'.",
-  examples: ["strata serve", "strata serve --port 8080", "strata serve --host 0.0.0.0   # prints a URL with a token"],
-  options: {
-    port: { type: "string", value: "N", description: "the port (default 7357; 0 picks a free one)" },
-    host: { type: "string", value: "H", description: "the address to bind (default 127.0.0.1)" },
-    token: { type: "string", value: "T", description: "the token every request must carry (required off loopback; generated if absent)" },
-  },
-  positionals: { min: 0, max: 0 },
-  json: true,
+export const serve: CommandImpl = {
   check(args) {
     if (int(args, "port", 7357) > 65535) throw new UsageError(`--port ${str(args, "port")} is not a port (0–65535)`);
     const given = str(args, "token");

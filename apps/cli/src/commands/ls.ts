@@ -1,0 +1,136 @@
+/** `strata ls` (CLI-4, CLI-8): sessions by last activity, from the store alone (no tree is materialized). */
+import { STOP, type StopReason, TAG } from "@strata/agent";
+import { decodeEvent } from "@strata/engine";
+import type { BranchInfo, EventId, Store } from "@strata/store";
+import { type CommandImpl, flag } from "../command.ts";
+import { ago, columns } from "../output.ts";
+import { byActivity, handlesOf } from "../sessions.ts";
+import { oneLine } from "../terminal.ts";
+
+/** A branch in every --json document (CLI-8). */
+export function branchJson(b: BranchInfo): Record<string, unknown> {
+  return { name: b.name, head: b.head, eventCount: b.headDepth, origin: b.origin, originEvent: b.originEvent, created: b.created };
+}
+
+/** How a run ended, from its stop reason. */
+export type Outcome = "completed" | "stopped" | "failed" | "cancelled" | "open" | "idle" | "empty" | "damaged";
+const OUTCOMES: Readonly<Record<StopReason, Outcome>> = {
+  [STOP.completedByTool]: "completed",
+  [STOP.envCompleted]: "completed",
+  [STOP.endTurn]: "completed",
+  [STOP.maxSteps]: "stopped",
+  [STOP.budget]: "stopped",
+  [STOP.contextOverflow]: "failed",
+  [STOP.modelError]: "failed",
+  [STOP.promptError]: "failed",
+  [STOP.cancelled]: "cancelled",
+};
+
+/**
+ * A session's status from its main head event alone (listing never materializes a tree): the
+ * reason of the stop that event recorded; `open` when the head is the middle of a run (running
+ * now, or waiting for `strata resume`); `idle` otherwise; `damaged` when the event cannot be read.
+ */
+function statusOf(store: Store, head: EventId): string {
+  let d: ReturnType<typeof decodeEvent>;
+  let e: ReturnType<Store["event"]>;
+  try {
+    e = store.event(head);
+    if (e === undefined) return "damaged";
+    d = decodeEvent(e);
+  } catch {
+    // an unreadable row or payload: the listing names it and goes on
+    return "damaged";
+  }
+  if (d.kind !== "patch") return "idle";
+  for (const op of d.ops) if (op[0] === "ins" && op[3].tag === TAG.stop) return op[3].attrs?.reason ?? "stopped";
+  return /^(turn|call|resume)\./.test(e.label ?? "") ? "open" : "idle";
+}
+
+function outcomeOf(status: string): Outcome {
+  return (
+    (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
+    (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped")
+  );
+}
+
+function statusText(status: string, outcome: Outcome): string {
+  switch (outcome) {
+    case "completed":
+    case "idle":
+    case "empty":
+      return status;
+    case "stopped":
+      return `${status} (resume continues)`;
+    case "failed":
+      return `failed: ${status} (resume retries)`;
+    case "cancelled":
+    case "open":
+      return `${status} (resume it)`;
+    case "damaged":
+      return "damaged (strata verify)";
+    default:
+      return outcome satisfies never;
+  }
+}
+
+export const ls: CommandImpl = {
+  run(ctx, args) {
+    const store = ctx.store({ readonly: true });
+    const now = ctx.now();
+    const listed = byActivity(store);
+    const handles = handlesOf(listed.map((r) => r.session.id));
+    const rows = listed.map(({ session: s, activity }) => {
+      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
+      const status = activity.damage.length > 0 ? "damaged" : main === undefined ? "empty" : statusOf(store, main.head);
+      const damage = [...activity.damage];
+      if (status === "damaged" && damage.length === 0 && main !== undefined)
+        damage.push(
+          `the database ${ctx.dbPath} is damaged: event ${main.head}, the head of branch "${main.name}" of session ${s.id}, cannot be read; \`strata verify\` lists the damage`,
+        );
+      return {
+        id: s.id,
+        handle: handles.get(s.id) ?? s.id,
+        title: s.title,
+        created: s.created,
+        lastActivity: activity.last?.ts ?? s.created,
+        lastLabel: activity.last?.label ?? null,
+        eventCount: main?.headDepth ?? 0,
+        status,
+        outcome: outcomeOf(status),
+        damage: damage.length === 0 ? null : damage.join("; "),
+        branches: activity.branches.map(branchJson),
+      };
+    });
+    // A damaged session is listed as such, the others as usual; the exit code says something is wrong.
+    const damaged = rows.some((r) => r.damage !== null) ? 1 : undefined;
+    for (const r of rows) if (r.damage !== null) ctx.out.note(ctx.out.paint("red", `warning: ${r.damage}`));
+    if (ctx.out.json) {
+      ctx.out.data({ sessions: rows });
+      return damaged;
+    }
+    // for scripts: whole ids, which stay valid however many sessions come later
+    if (ctx.out.quiet) {
+      for (const r of rows) ctx.out.line(r.id);
+      return damaged;
+    }
+    if (rows.length === 0) return void ctx.out.info(`no sessions in ${ctx.dbPath}; \`strata run\` starts one`);
+    const table = [["SESSION", "TITLE", "BRANCHES", "EVENTS", "ACTIVE", "STATUS"].map((h) => ctx.out.paint("bold", h))];
+    for (const r of rows) {
+      const live = r.branches.filter((b) => b.origin !== "rewind").length;
+      table.push([
+        ctx.out.paint("cyan", r.handle),
+        oneLine(r.title ?? "", 40),
+        `${live}${r.branches.length > live ? ` (+${r.branches.length - live} kept)` : ""}`,
+        String(r.eventCount),
+        ago(r.lastActivity, now),
+        statusText(r.status, r.outcome),
+      ]);
+      if (flag(args, "all"))
+        for (const b of r.branches)
+          table.push(["", ctx.out.paint("dim", `  @${oneLine(String(b.name), 40)}`), String(b.origin), String(b.eventCount), "", ""]);
+    }
+    for (const l of columns(table)) ctx.out.line(l);
+    return damaged;
+  },
+};

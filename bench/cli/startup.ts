@@ -1,0 +1,157 @@
+/**
+ * CLI start-up (issue 16): the `strata` command as a user starts it — a fresh `node` process per
+ * run, timed from outside with the OS's accounting (`/usr/bin/time`: wall, user + sys CPU, peak
+ * RSS) — next to `node -e 0` measured in the same rounds as the floor. Commands: `strata --help`
+ * and `strata ls` on a small database (one offline demo session), each run compiled (dist/, what
+ * the published package and a built checkout run) and from the TypeScript sources through tsx
+ * (how every start went before the build; the baseline). Rounds interleave all five commands, so a
+ * noisy neighbour hits the figure and the floor alike; ratios are per round.
+ *
+ * Run: npx tsx bench/run.ts startup   (the build must be current: `npx -y pnpm@12.4.2 build`)
+ * Knobs: BENCH_ROUNDS (default 15).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type Aggregate,
+  type BenchModule,
+  cell,
+  isMain,
+  med,
+  progress,
+  provenance,
+  type RunResult,
+  ratio,
+  runAsScript,
+} from "../lib/harness.ts";
+import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+
+const NAME = "startup";
+const ROOT = join(import.meta.dirname, "..", "..");
+const BIN = join(ROOT, "apps", "cli", "bin", "strata.mjs");
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+
+/** The environment of a user's shell: no source condition, no strata settings. */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+  delete env.NODE_OPTIONS;
+  for (const k of Object.keys(env)) if (k.startsWith("STRATA_")) delete env[k];
+  return env;
+}
+
+interface Timed {
+  readonly wall: number;
+  readonly cpu: number;
+  readonly rss: number;
+}
+
+/** One run under /usr/bin/time: wall and CPU in ms, peak RSS in bytes. */
+function timed(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Timed {
+  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %U %S %M", ...argv], { cwd, env, encoding: "utf8" });
+  const m = /TIME (\S+) (\S+) (\S+) (\S+)\s*$/.exec(r.stderr);
+  if (r.status !== 0 || m === null) throw new Error(`${argv.join(" ")} failed (exit ${r.status}): ${r.stderr}`);
+  const [, wall, user, sys, rss] = m.map(Number) as [number, number, number, number, number];
+  return { wall: wall * 1000, cpu: (user + sys) * 1000, rss: rss * 1024 };
+}
+
+const mod: BenchModule = {
+  title: "CLI start-up (`strata --help`, `strata ls`, against `node -e 0`)",
+  measure(): RunResult {
+    if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time (Debian: apt-get install time)");
+    const stamp = JSON.parse(readFileSync(join(ROOT, "apps", "cli", "dist", "build.json"), "utf8"));
+    const dir = mkdtempSync(join(tmpdir(), "strata-startup-"));
+    try {
+      const env = userEnv();
+      const demo = spawnSync(process.execPath, [BIN, "run", "-q"], { cwd: dir, env, encoding: "utf8" });
+      if (demo.status !== 0) throw new Error(`the demo run failed: ${demo.stderr}`);
+      const db = join(dir, ".strata", "strata.db");
+      // from the sources: what the checkout's bin does when the build is stale (tsx + the source condition)
+      const sourceEnv = { ...env, NODE_OPTIONS: "--conditions=@strata/source" };
+      const commands: Record<string, { argv: string[]; env: NodeJS.ProcessEnv }> = {
+        floor: { argv: [process.execPath, "-e", "0"], env },
+        help: { argv: [process.execPath, BIN, "--help"], env },
+        ls: { argv: [process.execPath, BIN, "--db", db, "ls"], env },
+        helpSource: { argv: [process.execPath, BIN, "--help"], env: sourceEnv },
+        lsSource: { argv: [process.execPath, BIN, "--db", db, "ls"], env: sourceEnv },
+      };
+      const runs: Record<string, Timed[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+      for (const c of Object.values(commands)) timed(c.argv, c.env, dir); // warm-up: page cache, tsx's cache
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [k, c] of Object.entries(commands)) (runs[k] as Timed[]).push(timed(c.argv, c.env, dir));
+        if (round % 5 === 4) progress(NAME, `round ${round + 1}/${ROUNDS}`);
+      }
+      const metrics: Record<string, Sample> = {};
+      const values: Record<string, number> = {};
+      for (const [k, rs] of Object.entries(runs)) {
+        metrics[`${k}.wall`] = summarize(
+          rs.map((r) => r.wall),
+          "ms",
+        );
+        metrics[`${k}.cpu`] = summarize(
+          rs.map((r) => r.cpu),
+          "ms",
+        );
+        values[`${k}.rss`] = median(rs.map((r) => r.rss));
+        if (k !== "floor") {
+          const floor = runs.floor as Timed[];
+          values[`${k}.overFloor`] = median(rs.map((r, i) => r.wall / (floor[i] as Timed).wall));
+          values[`${k}.aboveFloorMs`] = median(rs.map((r, i) => r.wall - (floor[i] as Timed).wall));
+        }
+      }
+      values["help.vsSource"] = median((runs.help as Timed[]).map((r, i) => r.wall / ((runs.helpSource as Timed[])[i] as Timed).wall));
+      values["ls.vsSource"] = median((runs.ls as Timed[]).map((r, i) => r.wall / ((runs.lsSource as Timed[])[i] as Timed).wall));
+      values.builtAt = Date.parse(stamp.builtAt);
+      return { metrics, values };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  render(agg: Aggregate): string {
+    const ms = (k: string) => `${num(agg.values[k]?.median ?? Number.NaN)} ms`;
+    const mb = (k: string) => `${num((agg.values[k]?.median ?? Number.NaN) / 1e6)} MB`;
+    const row = (label: string, k: string) => [
+      label,
+      cell(agg, `${k}.wall`),
+      cell(agg, `${k}.cpu`),
+      mb(`${k}.rss`),
+      k === "floor" ? "1×" : ratio(agg, `${k}.overFloor`),
+      k === "floor" ? "–" : ms(`${k}.aboveFloorMs`),
+    ];
+    return [
+      `### ${mod.title}`,
+      "",
+      provenance(agg),
+      "",
+      `Each command a fresh process under \`/usr/bin/time\`, ${ROUNDS} interleaved rounds per process run (wall and user + sys CPU: median (p10–p90)); *over the floor*: per-round wall / \`node -e 0\` of the same round. *compiled*: \`node apps/cli/bin/strata.mjs\` with a current build (dist/: what \`npm install @strata/cli\` runs); *sources*: the same bin running the TypeScript through tsx, as every start did before the build. \`ls\` on a database of one offline demo session.`,
+      "",
+      table(
+        ["command", "wall", "CPU", "peak RSS", "over the floor", "above the floor"],
+        [
+          row("`node -e 0` (the floor)", "floor"),
+          row("`strata --help`, compiled", "help"),
+          row("`strata ls`, compiled", "ls"),
+          row("`strata --help`, sources (before)", "helpSource"),
+          row("`strata ls`, sources (before)", "lsSource"),
+        ],
+      ),
+      "",
+      `Compiled against sources in the same rounds: \`--help\` ${ratio(agg, "help.vsSource")}, \`ls\` ${ratio(agg, "ls.vsSource")}.`,
+    ].join("\n");
+  },
+  verdicts(agg: Aggregate): string[] {
+    const wall = (k: string) => med(agg, `${k}.wall`);
+    const floor = wall("floor");
+    const line = (ok: boolean, text: string) => `${ok ? "**PASS**" : "**FAIL**"} — ${text}`;
+    return [
+      line(
+        wall("help") <= 150 && wall("ls") <= 150,
+        `\`strata --help\` and \`strata ls\` ≤ 150 ms wall: ${num(wall("help"))} ms and ${num(wall("ls"))} ms, with \`node -e 0\` at ${num(floor)} ms in the same rounds (${num(wall("help") - floor)} and ${num(wall("ls") - floor)} ms above it)`,
+      ),
+    ];
+  },
+};
+
+export default mod;
+if (isMain(import.meta.url)) await runAsScript(NAME, mod);
