@@ -30,7 +30,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const HERE = join(import.meta.dirname, "consumer");
-const PACKAGES = ["packages/dom", "packages/store", "packages/engine", "packages/agent", "packages/models", "apps/inspector", "apps/cli"];
+const PACKAGES = [
+  "packages/dom",
+  "packages/store",
+  "packages/engine",
+  "packages/agent",
+  "packages/models",
+  "apps/inspector",
+  "apps/cli",
+];
 
 /** The environment of a process outside the repository: no source condition, no strata settings. */
 function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -190,6 +198,45 @@ describe("PK-2 the packed packages work outside the workspace with plain node", 
     expect(bad.stdout).toMatch(/bad\.ts\(5,.*TS2322/);
     expect(bad.stdout).toMatch(/bad\.ts\(6,/);
   });
+});
+
+describe("PK-2 the example harness (examples/harness) runs against the packed packages", () => {
+  it("start, kill -9 during the slow never-repeat call, resume, prompt, fork, rewind", async () => {
+    const dir = mkdtempSync(join(temp, "harness-"));
+    copyFileSync(join(ROOT, "examples", "harness", "harness.mjs"), join(project, "harness.mjs"));
+    const h = join(project, "harness.mjs");
+    const env = outsideEnv({ HARNESS_SLOW_MS: "60000" });
+    const child = spawn(process.execPath, [h, "start", "demo.db"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the harness never reached its slow call: ${out}`)), 60_000);
+      child.stdout?.on("data", (c) => {
+        out += c;
+        if (/SLOW deploy/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const exited = new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    const id = /^SESSION (\S+)/m.exec(out)?.[1] as string;
+    const step = (args: string[]) => run(process.execPath, [h, ...args], dir, env);
+    const resumed = step(["resume", "demo.db", id]);
+    expect({ code: resumed.code, interrupted: /deploy: interrupted/.test(resumed.stdout) }).toEqual({ code: 0, interrupted: true });
+    // the never-repeat deploy started once: before the kill, not again on resume
+    expect(readFileSync(join(dir, "demo.db.deploys"), "utf8").trim().split("\n")).toHaveLength(1);
+    for (const args of [
+      ["prompt", "demo.db", id, "13"],
+      ["fork", "demo.db", id, "13"],
+      ["rewind", "demo.db", id, "10"],
+    ]) {
+      const r = step(args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+    }
+    expect(step(["prompt", "demo.db"]).code).toBe(2);
+  }, 180_000);
 });
 
 describe("PK-3 the packed command runs through npx, compiled, loading only what the command needs", () => {
