@@ -31,6 +31,7 @@ const GROUPS: Record<string, readonly string[]> = {
   workspace: ["baseline", "calls", "fork"],
   api: ["public"],
   cli: ["startup"],
+  import: ["foreign"],
 };
 
 /** Section headings that are not a package's name. */
@@ -38,6 +39,7 @@ const HEADINGS: Record<string, string> = {
   workspace: "The workspace in the log (@strata/agent's `workspace/`, against git)",
   api: "Sessions through the public API (`Session`, against raw SQLite and Pi)",
   cli: "The `strata` command (`@strata/cli`, compiled)",
+  import: "Importing other tools' sessions (`@strata/import`, against JSON.parse)",
 };
 
 interface Args {
@@ -101,6 +103,7 @@ const MEASURES: Record<string, readonly string[]> = {
   workspace: ["dom", "store", "engine", "agent"],
   api: ["dom", "store", "engine"],
   cli: ["dom", "store", "engine", "agent", "models"],
+  import: ["dom", "store", "engine", "agent", "import"],
 };
 
 function fingerprint(group: string): string {

@@ -35,6 +35,7 @@ export const PACKAGES = [
   { name: "@strata/engine", dir: "packages/engine", inputs: ["src"] },
   { name: "@strata/agent", dir: "packages/agent", inputs: ["src"] },
   { name: "@strata/models", dir: "packages/models", inputs: ["src"] },
+  { name: "@strata/import", dir: "packages/import", inputs: ["src"] },
   { name: "@strata/inspector", dir: "apps/inspector", inputs: ["src", "web", "vite.config.ts"] },
   {
     name: "@strata/cli",

@@ -8,6 +8,7 @@
  *   @strata/engine               dom, store                       (the session core)
  *   @strata/agent                engine, dom, store               (tools, templates, prompts, the loop)
  *   @strata/models               @strata/agent/model only         (the model boundary, nothing else)
+ *   @strata/import               agent, engine, dom, store        (foreign sessions as strata sessions)
  *   apps, bench                  what they use
  *
  * `@strata/x/internal` entries hold what tests and benchmarks need beyond a package's surface:
@@ -28,9 +29,18 @@ export const ALLOWED: Record<string, readonly string[]> = {
   "@strata/engine": ["@strata/dom", "@strata/store"],
   "@strata/agent": ["@strata/engine", "@strata/dom", "@strata/store"],
   "@strata/models": ["@strata/agent/model"],
-  "@strata/cli": ["@strata/agent", "@strata/engine", "@strata/models", "@strata/dom", "@strata/store", "@strata/inspector"],
+  "@strata/import": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store"],
+  "@strata/cli": [
+    "@strata/agent",
+    "@strata/engine",
+    "@strata/models",
+    "@strata/import",
+    "@strata/dom",
+    "@strata/store",
+    "@strata/inspector",
+  ],
   "@strata/inspector": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store"],
-  "@strata/bench": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store", "@strata/inspector"],
+  "@strata/bench": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store", "@strata/inspector", "@strata/import"],
 };
 
 /**

@@ -36,6 +36,7 @@ const PACKAGES = [
   "packages/engine",
   "packages/agent",
   "packages/models",
+  "packages/import",
   "apps/inspector",
   "apps/cli",
 ];

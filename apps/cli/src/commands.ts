@@ -338,13 +338,26 @@ const exportCmd: Command = {
 
 const importCmd: Command = {
   name: "import",
-  summary: "bring a bundle in as a new session and verify it",
-  usage: "strata import FILE",
-  description:
+  summary: "bring a bundle in as a new session and verify it, or import other tools' sessions (--from)",
+  usage: "strata import FILE | strata import --from claude-code|codex|pi|opencode PATH…",
+  description: [
     "Checks every field of the bundle first (types, ranges, references, digests, and a replay of every event against the heads' XML), then creates a new session with its events and branches in one transaction (event ids are new; the original session id is kept in the metadata as importedFrom) and verifies every head again in the database. Blobs nothing refers to are dropped and listed. A bundle that fails any check leaves the database untouched (exit 1).",
-  examples: ["strata import session.strata.json", "strata import session.strata.json --db other.db --json"],
-  options: {},
-  positionals: { min: 1, max: 1 },
+    "With --from, each PATH is a session file another tool recorded, or a directory of them: every session found becomes a new strata session (one transaction each) whose tree holds its turns, tool calls and results, model and usage, with the source's timestamps and its branches (sidechains, edits) as branches; the source file is kept verbatim as a blob. A file imported before (the same sha256) is skipped. Lines that cannot be read are listed with file and line (the rest is imported); a format version strata does not know is a failure naming it (exit 1). Progress on stderr for many files.",
+  ].join("\n"),
+  examples: [
+    "strata import session.strata.json",
+    "strata import session.strata.json --db other.db --json",
+    "strata import --from claude-code ~/.claude/projects/-home-me-proj/",
+    "strata import --from claude-code 5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl --json",
+  ],
+  options: {
+    from: {
+      type: "string",
+      value: "FORMAT",
+      description: "import sessions recorded by another tool: claude-code, codex, pi or opencode (PATH: a session file or a directory)",
+    },
+  },
+  positionals: { min: 0, max: Number.MAX_SAFE_INTEGER },
   json: true,
   load: () => import("./commands/bundle.ts").then((m) => m.importCmd),
 };

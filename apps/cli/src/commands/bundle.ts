@@ -5,13 +5,20 @@
  * one transaction. A file that cannot be read is a usage error (exit 2); a file that is not a valid
  * bundle, or does not verify, is a failure (exit 1, CLI-2: a damaged or foreign file) and leaves
  * the database exactly as it was.
+ *
+ * `import --from FORMAT PATH…` imports sessions other tools recorded (docs/spec/import.md): it loads
+ * `@strata/import` only then, so a bundle import does not pay for it. Exit 1 when a source could
+ * not be imported at all (an unknown format version, a file that is no session); lines that could
+ * not be read are listed with file and line and do not fail the import (the rest of the file is in).
  */
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Bundle, BundleError, exportBundle, importBundle, parseBundle } from "@strata/engine";
 import { findSession } from "../address.ts";
-import type { CommandImpl } from "../command.ts";
+import { type Args, type CommandImpl, str } from "../command.ts";
+import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
+import { handlesOf } from "../sessions.ts";
 import { jsonText } from "../terminal.ts";
 
 /** The largest bundle file `import` reads (about the longest string JavaScript can hold). */
@@ -41,8 +48,26 @@ export const exportCmd: CommandImpl = {
   },
 };
 
+/** The formats `--from` takes (the import package's list; kept here so a usage error loads nothing). */
+const FOREIGN_FORMATS = ["claude-code", "codex", "pi", "opencode"] as const;
+
 export const importCmd: CommandImpl = {
-  run(ctx, args) {
+  check(args) {
+    const from = str(args, "from");
+    if (from === undefined) {
+      if (args.positionals.length !== 1)
+        throw new UsageError(
+          `strata import takes one bundle FILE, got ${args.positionals.length}; to import other tools' sessions give --from ${FOREIGN_FORMATS.join("|")} PATH…`,
+        );
+      return;
+    }
+    if (!(FOREIGN_FORMATS as readonly string[]).includes(from))
+      throw new UsageError(`--from ${JSON.stringify(from)} is not a format strata imports; use one of ${FOREIGN_FORMATS.join(", ")}`);
+    if (args.positionals.length === 0)
+      throw new UsageError(`strata import --from ${from} needs at least one PATH: a session file or a directory of them`);
+  },
+  async run(ctx, args) {
+    if (str(args, "from") !== undefined) return importForeignCmd(ctx, args);
     const path = resolve(ctx.cwd, args.positionals[0] as string);
     const text = readBundleFile(path);
     const progress = (m: string) => ctx.out.progress(m);
@@ -98,4 +123,65 @@ function readBundleFile(path: string): string {
   } catch (e) {
     throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+}
+
+/** `import --from`: each PATH's sessions, one transaction each; a report of what was created, skipped and refused. */
+async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
+  const from = str(args, "from") as (typeof FOREIGN_FORMATS)[number];
+  const { ImportError, importForeign } = await import("@strata/import");
+  const paths = args.positionals.map((p) => resolve(ctx.cwd, p));
+  // Every PATH is read before the database is opened: one that cannot be read is a usage error (exit 2).
+  for (const path of paths)
+    try {
+      statSync(path);
+    } catch (e) {
+      throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  const store = ctx.store({ create: true });
+  const sessions: { session: string; file: string; sourceId: string; version: string; branchCount: number; eventCount: number }[] = [];
+  const skipped: { file: string; session: string }[] = [];
+  const failed: { file: string; message: string }[] = [];
+  const problems: { file: string; line: number; message: string }[] = [];
+  for (const path of paths) {
+    try {
+      const r = importForeign(store, {
+        from,
+        path,
+        progress: (done, total, file) => {
+          if (total > 1 && file !== "") ctx.out.progress(`importing ${done + 1}/${total} ${file}`);
+        },
+      });
+      sessions.push(...r.sessions);
+      skipped.push(...r.skipped);
+      failed.push(...r.failed.map((f) => ({ file: f.file, message: f.message })));
+      problems.push(...r.problems);
+    } catch (e) {
+      if (!(e instanceof ImportError)) throw e;
+      failed.push({ file: e.file ?? path, message: e.message });
+    } finally {
+      ctx.out.progressDone();
+    }
+  }
+  const handles = handlesOf(store.listSessions().map((s) => s.id));
+  const handle = (id: string): string => handles.get(id) ?? id;
+  if (ctx.out.json)
+    ctx.out.data({
+      format: from,
+      sessions: sessions.map((s) => ({ ...s, handle: handle(s.session) })),
+      skipped: skipped.map((s) => ({ ...s, handle: handle(s.session) })),
+      failed,
+      problems,
+      sessionCount: sessions.length,
+    });
+  else {
+    for (const s of sessions)
+      ctx.out.line(
+        `${ctx.out.paint("green", "imported")} ${ctx.out.paint("cyan", handle(s.session))} ${s.file} (${from} ${s.version}): ${s.branchCount} branch${s.branchCount === 1 ? "" : "es"}, ${s.eventCount} events`,
+      );
+    for (const s of skipped) ctx.out.line(`${ctx.out.paint("yellow", "skipped")} ${s.file}: already imported as ${handle(s.session)}`);
+    for (const p of problems) ctx.out.note(`${p.file}:${p.line}: ${p.message}`);
+    for (const f of failed) ctx.out.error(`strata: ${f.message}`);
+    if (sessions.length === 0 && skipped.length === 0 && failed.length === 0) ctx.out.note("no sessions found");
+  }
+  return failed.length > 0 ? 1 : 0;
 }

@@ -1,0 +1,260 @@
+/**
+ * Claude Code session JSONL (`~/.claude/projects/<cwd>/<session>.jsonl`, CLI 1.x and 2.x; IM-11).
+ * One record a line, by `type`: `user` (a prompt, or `tool_result` blocks settling calls),
+ * `assistant` (one content block of a response a line, the lines of one response sharing
+ * `message.id`: they fill one turn), `system` (`compact_boundary` links the summary after it to
+ * the last node before it), and bookkeeping (`summary`, `file-history-snapshot`, `progress`,
+ * `attachment`, …) that has no place in the tree. Records form a tree through `uuid`/`parentUuid`;
+ * inline sidechains (`isSidechain`, a root with `parentUuid: null`) are sub-agent runs: each becomes
+ * a branch of its own. The version marker is each line's `version` (the CLI's version).
+ */
+import {
+  countUnmapped,
+  type ForeignCall,
+  type ForeignResult,
+  type ForeignSession,
+  ImportError,
+  isObject,
+  jsonText,
+  num,
+  type Step,
+  str,
+  timeOf,
+} from "./foreign.ts";
+import { readJsonLines } from "./lines.ts";
+
+/** The CLI versions this reader knows (IM-10): 1.x and 2.x. */
+const KNOWN_VERSION = /^[12]\.\d+\.\d+/;
+
+/** Block types of a user message that are text. */
+function blockText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const b of content) {
+    if (isObject(b) && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+    else if (isObject(b) && b.type === "image") parts.push("[image]");
+  }
+  return parts.join("\n");
+}
+
+/** Parses a Claude Code session file's text. Throws `ImportError` for a version it does not know or a file that is no session. */
+export function parseClaudeCode(text: string, file: string): ForeignSession {
+  const { records, problems } = readJsonLines(text, file);
+  const steps: Step[] = [];
+  const aliases = new Map<string, string | null>();
+  const unmapped = new Map<string, number>();
+  const summaries = new Map<string, string>();
+  let version: string | undefined;
+  let sourceId: string | undefined;
+  let cwd: string | undefined;
+  let aiTitle: string | undefined;
+  let lastModel: string | undefined;
+  let sidechains = 0;
+  const bad = (line: number, message: string): void => void problems.push({ file, line, message });
+
+  for (const { line, value: r } of records) {
+    const type = str(r, "type");
+    const v = str(r, "version");
+    if (v !== undefined) {
+      if (!KNOWN_VERSION.test(v))
+        throw new ImportError(
+          "unknown-version",
+          `${file}:${line}: Claude Code version ${JSON.stringify(v)} is not one strata reads (it reads 1.x and 2.x); nothing was imported — a newer strata may read it`,
+          file,
+        );
+      version ??= v;
+    }
+    sourceId ??= str(r, "sessionId");
+    cwd ??= str(r, "cwd");
+    const uuid = str(r, "uuid");
+    const parentRaw = r.parentUuid;
+    const parent = typeof parentRaw === "string" ? parentRaw : null;
+    const ts = timeOf(r.timestamp);
+    const sidechainRoot = r.isSidechain === true && parent === null;
+    const lineName = sidechainRoot ? `sidechain-${++sidechains}` : undefined;
+    const base = { parent, ts, line, ...(lineName === undefined ? {} : { lineName }) };
+    switch (type) {
+      case "user":
+      case "assistant": {
+        const message = r.message;
+        if (uuid === undefined || !isObject(message)) {
+          bad(line, `a ${type} record without ${uuid === undefined ? "a uuid" : "a message object"}; kept in the source blob only`);
+          if (uuid !== undefined) aliases.set(uuid, parent);
+          continue;
+        }
+        if (type === "user") userSteps(r, message, uuid, base, steps, unmapped, bad);
+        else {
+          const model = str(message, "model");
+          const full = model === undefined ? undefined : `anthropic:${model}`;
+          let stepParent = parent;
+          if (full !== undefined && model !== "<synthetic>" && full !== lastModel) {
+            // A model switch is recorded in the inputs, before the reply that used it.
+            steps.push({ kind: "model", key: `${uuid}#model`, ...base, provider: "anthropic", model: model as string });
+            stepParent = `${uuid}#model`;
+            lastModel = full;
+          }
+          const s = assistantStep(r, message, uuid, { ...base, parent: stepParent }, full, unmapped, bad);
+          if (s !== undefined) steps.push(s);
+          else aliases.set(uuid, stepParent);
+        }
+        continue;
+      }
+      case "system": {
+        if (uuid === undefined) {
+          countUnmapped(unmapped, "system");
+          continue;
+        }
+        // A compaction boundary has no parent of its own: what follows it continues the line before it.
+        const logical = str(r, "logicalParentUuid");
+        aliases.set(uuid, str(r, "subtype") === "compact_boundary" && logical !== undefined ? logical : parent);
+        countUnmapped(unmapped, `system/${str(r, "subtype") ?? "?"}`);
+        continue;
+      }
+      case "summary": {
+        const leaf = str(r, "leafUuid");
+        const summary = str(r, "summary");
+        if (leaf !== undefined && summary !== undefined) summaries.set(leaf, summary);
+        countUnmapped(unmapped, "summary");
+        continue;
+      }
+      case "ai-title":
+        aiTitle = str(r, "aiTitle") ?? aiTitle;
+        countUnmapped(unmapped, "ai-title");
+        continue;
+      default:
+        // progress, attachment, file-history-snapshot, queue-operation, last-prompt, permission-mode,
+        // and types this reader does not know: kept in the source blob only (FORMATS: ignore unknown).
+        if (uuid !== undefined) aliases.set(uuid, parent);
+        countUnmapped(unmapped, type ?? "untyped");
+    }
+  }
+  if (steps.length === 0 && version === undefined)
+    throw new ImportError(
+      "not-a-session",
+      `${file}: no Claude Code user or assistant record with a version in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Claude Code session file (~/.claude/projects/…/<session>.jsonl)?`,
+      file,
+    );
+  // A summary names a leaf; when that leaf is in this file it titles the session.
+  let title = aiTitle;
+  for (let i = steps.length - 1; i >= 0 && title === undefined; i--) title = summaries.get((steps[i] as Step).key);
+  title ??= steps.find((s): s is Extract<Step, { kind: "user" }> => s.kind === "user" && s.origin === undefined)?.text.slice(0, 200);
+  return {
+    from: "claude-code",
+    version: version ?? "unknown",
+    sourceId: sourceId ?? file,
+    ...(title === undefined ? {} : { title }),
+    ...(cwd === undefined ? {} : { cwd }),
+    steps,
+    aliases,
+    unmapped,
+    problems,
+  };
+}
+
+type Base = { parent: string | null; ts: number | undefined; line: number; lineName?: string };
+
+function userSteps(
+  r: Record<string, unknown>,
+  message: Record<string, unknown>,
+  uuid: string,
+  base: Base,
+  steps: Step[],
+  unmapped: Map<string, number>,
+  bad: (line: number, message: string) => void,
+): void {
+  const content = message.content;
+  if (typeof content !== "string" && !Array.isArray(content)) {
+    bad(base.line, "a user message whose content is neither text nor a list of blocks; kept in the source blob only");
+    steps.push({ kind: "user", key: uuid, ...base, text: "" });
+    return;
+  }
+  const results: ForeignResult[] = [];
+  if (Array.isArray(content))
+    for (const b of content) {
+      if (!isObject(b)) continue;
+      if (b.type === "tool_result") {
+        const callId = str(b, "tool_use_id");
+        if (callId === undefined) {
+          bad(base.line, "a tool_result block without tool_use_id; kept in the source blob only");
+          continue;
+        }
+        results.push({ callId, output: blockText(b.content), isError: b.is_error === true });
+      } else if (b.type === "image") countUnmapped(unmapped, "user/image");
+      else if (b.type !== "text") countUnmapped(unmapped, `user/${String(b.type)}`);
+    }
+  const text = blockText(content);
+  const origin = r.isCompactSummary === true ? "compaction" : r.isMeta === true ? "meta" : undefined;
+  if (origin === "compaction") {
+    steps.push({ kind: "compaction", key: uuid, ...base, summary: text });
+    return;
+  }
+  if (results.length > 0) {
+    const hasText = Array.isArray(content) && content.some((b) => isObject(b) && b.type === "text");
+    if (!hasText) {
+      steps.push({ kind: "results", key: uuid, ...base, results });
+      return;
+    }
+    steps.push({ kind: "results", key: `${uuid}#results`, ...base, results });
+    steps.push({ kind: "user", key: uuid, ...base, parent: `${uuid}#results`, text, ...(origin === undefined ? {} : { origin }) });
+    return;
+  }
+  steps.push({ kind: "user", key: uuid, ...base, text, ...(origin === undefined ? {} : { origin }) });
+}
+
+function assistantStep(
+  r: Record<string, unknown>,
+  message: Record<string, unknown>,
+  uuid: string,
+  base: Base,
+  model: string | undefined,
+  unmapped: Map<string, number>,
+  bad: (line: number, message: string) => void,
+): Step | undefined {
+  const content = message.content;
+  if (!Array.isArray(content)) {
+    bad(base.line, "an assistant message whose content is not a list of blocks; kept in the source blob only");
+    return undefined;
+  }
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  const calls: ForeignCall[] = [];
+  for (const b of content) {
+    if (!isObject(b)) continue;
+    if (b.type === "text" && typeof b.text === "string") text.push(b.text);
+    else if (b.type === "thinking") {
+      if (typeof b.thinking === "string" && b.thinking !== "") reasoning.push(b.thinking);
+    } else if (b.type === "tool_use") {
+      const id = str(b, "id");
+      const name = str(b, "name");
+      if (id === undefined || name === undefined) bad(base.line, "a tool_use block without id or name; kept in the source blob only");
+      else calls.push({ id, name, args: jsonText(b.input) });
+    } else countUnmapped(unmapped, `assistant/${String(b.type)}`);
+  }
+  const u = isObject(message.usage) ? message.usage : undefined;
+  const usage =
+    u === undefined
+      ? undefined
+      : {
+          input: num(u, "input_tokens") ?? 0,
+          output: num(u, "output_tokens") ?? 0,
+          ...(num(u, "cache_read_input_tokens") !== undefined ? { cacheRead: num(u, "cache_read_input_tokens") as number } : {}),
+          ...(num(u, "cache_creation_input_tokens") !== undefined ? { cacheWrite: num(u, "cache_creation_input_tokens") as number } : {}),
+        };
+  const stop = str(message, "stop_reason");
+  const finish = stop === undefined || stop === "end_turn" || stop === "tool_use" || stop === "stop_sequence" ? undefined : stop;
+  const error = r.isApiErrorMessage === true ? text.join("\n") || str(r, "error") || "API error" : undefined;
+  return {
+    kind: "assistant",
+    key: uuid,
+    ...base,
+    ...(str(message, "id") === undefined ? {} : { group: str(message, "id") as string }),
+    ...(model === undefined ? {} : { model }),
+    text: error === undefined ? text.join("\n\n") : "",
+    reasoning: reasoning.join("\n\n"),
+    calls,
+    ...(usage === undefined ? {} : { usage }),
+    ...(finish === undefined ? {} : { finish }),
+    ...(error === undefined ? {} : { error }),
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * `importForeign` (IM-1, IM-9 … IM-10): finds the sessions under a path (a file, or a directory of
+ * them), and imports each as a new strata session — one transaction each, so a failure leaves
+ * what is stored as it was, and a file already imported (the same sha256) creates nothing.
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { SessionId, Store } from "@strata/store";
+import { parseClaudeCode } from "./claude-code.ts";
+import { parseCodex } from "./codex.ts";
+import { FORMATS, type ForeignSession, type Format, ImportError, type ImportErrorCode, type ImportProblem } from "./foreign.ts";
+import { parsePi } from "./pi.ts";
+import { type SourceFile, writeSession } from "./write.ts";
+
+export interface ImportForeignOptions {
+  readonly from: Format;
+  /** A session file, or a directory holding sessions (searched recursively). */
+  readonly path: string;
+  /** Called before each source is imported (for progress on a directory of many). */
+  readonly progress?: (done: number, total: number, file: string) => void;
+}
+
+/** One session created. */
+export interface ImportedSession {
+  readonly session: SessionId;
+  readonly file: string;
+  readonly sourceId: string;
+  readonly version: string;
+  readonly branchCount: number;
+  readonly eventCount: number;
+}
+
+/** What an import did (IM-9): created, skipped as already imported, failed, and the problems found. */
+export interface ImportForeignReport {
+  readonly from: Format;
+  readonly sessions: ImportedSession[];
+  /** Sources whose sha256 an earlier import recorded: nothing was created for them. */
+  readonly skipped: { readonly file: string; readonly session: SessionId }[];
+  /** Sources that could not be imported at all (nothing was stored for them). */
+  readonly failed: { readonly file: string; readonly code: ImportErrorCode; readonly message: string }[];
+  /** Lines and records that could not be read, with file and line (IM-5). */
+  readonly problems: ImportProblem[];
+}
+
+/** A source found under the path: a file, or (OpenCode) one session of a storage directory. */
+export interface Source {
+  readonly file: string;
+  readonly sha256: string;
+  readonly files: readonly SourceFile[];
+  readonly parse: () => ForeignSession;
+}
+
+/** The parsers of the line-oriented formats, by format. */
+const JSONL: Partial<Record<Format, (text: string, file: string) => ForeignSession>> = {
+  "claude-code": parseClaudeCode,
+  pi: parsePi,
+  codex: parseCodex,
+};
+
+/** sha256 of bytes, hex. */
+export function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/**
+ * Imports every session under `options.path`. Throws `ImportError` only when the path itself
+ * cannot be read (`unreadable`) or names no session; each source's own failure is in `failed`.
+ */
+export function importForeign(store: Store, options: ImportForeignOptions): ImportForeignReport {
+  if (!(FORMATS as readonly string[]).includes(options.from))
+    throw new ImportError("bad-input", `unknown format ${JSON.stringify(options.from)}; strata imports ${FORMATS.join(", ")}`);
+  const sources = findSources(options.from, options.path);
+  const known = importedHashes(store);
+  const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], failed: [], problems: [] };
+  sources.forEach((src, i) => {
+    options.progress?.(i, sources.length, src.file);
+    const existing = known.get(src.sha256);
+    if (existing !== undefined) {
+      report.skipped.push({ file: src.file, session: existing });
+      return;
+    }
+    let foreign: ForeignSession;
+    try {
+      foreign = src.parse();
+    } catch (e) {
+      if (!(e instanceof ImportError)) throw e;
+      report.failed.push({ file: src.file, code: e.code, message: e.message });
+      return;
+    }
+    const written = writeSession(store, foreign, { sha256: src.sha256, file: src.file, sources: src.files });
+    known.set(src.sha256, written.session);
+    report.problems.push(...foreign.problems, ...written.problems);
+    report.sessions.push({
+      session: written.session,
+      file: src.file,
+      sourceId: foreign.sourceId,
+      version: foreign.version,
+      branchCount: written.branches,
+      eventCount: written.events,
+    });
+  });
+  options.progress?.(sources.length, sources.length, "");
+  return report;
+}
+
+/** sha256 → session, of every session an earlier import created (IM-9). */
+function importedHashes(store: Store): Map<string, SessionId> {
+  const out = new Map<string, SessionId>();
+  for (const s of store.listSessions()) {
+    const imp = (s.metadata as Record<string, unknown> | undefined)?.import;
+    const h = typeof imp === "object" && imp !== null ? (imp as Record<string, unknown>).sha256 : undefined;
+    if (typeof h === "string" && !out.has(h)) out.set(h, s.id);
+  }
+  return out;
+}
+
+/** The sources under a path, in a stable order. */
+export function findSources(from: Format, path: string): Source[] {
+  let isDir: boolean;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch (e) {
+    throw new ImportError("unreadable", `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, path);
+  }
+  if (from === "opencode")
+    throw new ImportError(
+      "bad-input",
+      `importing opencode sessions is not built yet (strata imports ${Object.keys(JSONL).join(", ")} sessions); nothing was imported from ${path}`,
+      path,
+    );
+  const parse = JSONL[from];
+  if (parse === undefined)
+    throw new ImportError(
+      "bad-input",
+      `importing ${from} sessions is not built yet (strata imports ${Object.keys(JSONL).join(", ")} sessions); nothing was imported from ${path}`,
+      path,
+    );
+  const files = isDir ? jsonlFiles(path) : [path];
+  if (isDir && files.length === 0)
+    throw new ImportError("not-a-session", `${path} holds no .jsonl file; give a ${from} session file or a directory of them`, path);
+  return files.map((file) => {
+    const bytes = readSource(file);
+    const text = bytes.toString("utf8");
+    const shown = isDir ? join(path, relative(path, file)) : file;
+    return { file: shown, sha256: sha256(bytes), files: [{ path: shown, text }], parse: () => parse(text, shown) };
+  });
+}
+
+function readSource(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new ImportError("unreadable", `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, file);
+  }
+}
+
+/** Every `.jsonl` file under `dir`, sorted by path. */
+function jsonlFiles(dir: string): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  for (let d = stack.pop(); d !== undefined; d = stack.pop()) {
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      throw new ImportError("unreadable", `cannot read ${d}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, d);
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (e.isFile() && e.name.endsWith(".jsonl")) out.push(p);
+    }
+  }
+  return out.sort();
+}

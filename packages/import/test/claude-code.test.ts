@@ -1,0 +1,217 @@
+/**
+ * Claude Code sessions into strata sessions (IM-1 … IM-12), on our own fixture
+ * (`fixtures/foreign/claude-code/session.jsonl`: split responses, parallel calls, an error result,
+ * thinking, a meta line, an edit that forks, an API error, an inline sidechain, a compaction, and
+ * bookkeeping records) and two small broken ones.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ATTR, CALL, renderPrompt, TAG, TURN } from "@strata/agent";
+import { type Element, toXml } from "@strata/dom";
+import { bodyOf, metaOf, Session } from "@strata/engine";
+import { afterEach, describe, expect, it } from "vitest";
+import { sha256 } from "../src/import.ts";
+import { IMPORT, ImportError, importForeign, parseClaudeCode } from "../src/index.ts";
+import { checkImported, cleanup, FIXTURES, tempStore } from "./helpers.ts";
+
+const DIR = join(FIXTURES, "claude-code");
+const FILE = join(DIR, "session.jsonl");
+
+afterEach(cleanup);
+
+function importFixture() {
+  const store = tempStore();
+  const report = importForeign(store, { from: "claude-code", path: FILE });
+  const s = report.sessions[0];
+  if (s === undefined) throw new Error(`nothing imported: ${JSON.stringify(report)}`);
+  return { store, report, id: s.session };
+}
+
+function turns(el: Element): Element[] {
+  return el.children.filter((c) => c.tag === TAG.turn);
+}
+
+describe("Claude Code", () => {
+  it("IM-1 IM-2 a session file becomes one session: turns, calls with arguments and results, usage, model", () => {
+    const { store, report, id } = importFixture();
+    expect(report.problems).toEqual([]);
+    expect(report.sessions).toHaveLength(1);
+    const { session } = Session.open(store, id);
+    const body = bodyOf(session.tree);
+    const [q, meta, ...rest] = turns(body);
+    expect(q?.attrs[ATTR.role]).toBe("user");
+    expect(q?.children[0]?.text).toBe("How many notes are in notes/?");
+    expect(meta?.attrs.origin).toBe("meta");
+    expect(rest.length).toBeGreaterThan(0);
+    // The edit is the current line (main); the first answer is on the fork.
+    const { session: fork } = Session.open(store, id, { branch: "fork-1" });
+    const first = turns(bodyOf(fork.tree))[2] as Element;
+    expect(first.attrs[ATTR.status]).toBe(TURN.complete);
+    expect(first.attrs[ATTR.model]).toBe("anthropic:claude-sonnet-4-5-20250929");
+    expect(first.children.map((c) => c.tag)).toEqual([TAG.reasoning, TAG.text, TAG.call, TAG.call, TAG.usage]);
+    const [glob, bash] = first.children.filter((c) => c.tag === TAG.call) as [Element, Element];
+    expect(glob.attrs).toMatchObject({ id: "toolu_1", tool: "Glob", status: CALL.executed, index: "0" });
+    expect(glob.children.find((c) => c.tag === TAG.args)?.text).toBe('{"pattern":"notes/*.md"}');
+    expect(glob.children.find((c) => c.tag === TAG.result)?.text).toBe("notes/a.md\nnotes/b.md");
+    expect(bash.attrs).toMatchObject({ id: "toolu_2", status: CALL.executed, error: "tool-error", index: "1" });
+    // IM-11: usage repeated on every line of a response is the response's, not a sum.
+    expect(first.children.find((c) => c.tag === TAG.usage)?.attrs).toMatchObject({
+      input: "12",
+      output: "55",
+      "cache-read": "2000",
+      "cache-write": "100",
+    });
+    expect(renderPrompt(fork).messages.map((m) => m.role)).toEqual(["user", "user", "assistant", "tool", "tool", "assistant"]);
+    fork.close();
+    session.close();
+  });
+
+  it("IM-3 IM-4 the import record names the source, and the source is a blob, byte for byte", () => {
+    const { store, id } = importFixture();
+    const { session } = Session.open(store, id);
+    const rec = metaOf(session.tree).children.find((c) => c.tag === IMPORT.tag) as Element;
+    const bytes = readFileSync(FILE);
+    expect(rec.attrs).toMatchObject({
+      from: "claude-code",
+      version: "2.0.30",
+      "source-id": "11111111-2222-4333-8444-555555555555",
+      sha256: sha256(bytes),
+      unrecorded: "system tools",
+    });
+    expect(rec.attrs.unmapped).toContain("summary:1");
+    expect(rec.attrs.unmapped).toContain("file-history-snapshot:1");
+    expect(rec.attrs.unmapped).toContain("progress:1");
+    const src = rec.children.find((c) => c.attrs.kind === IMPORT.sourceDiag) as Element;
+    expect(store.getBlob(src.attrs.hash as string)?.equals(bytes)).toBe(true);
+    // Every element made from a record names its line: the verbatim record is one lookup away.
+    const lines = bytes.toString("utf8").split("\n");
+    for (const t of turns(bodyOf(session.tree))) {
+      const line = Number(t.attrs.line);
+      expect(JSON.parse(lines[line - 1] as string).uuid ?? JSON.parse(lines[line - 1] as string).message?.id).toBeDefined();
+    }
+    expect(store.getSession(id)?.metadata).toMatchObject({ import: { from: "claude-code", sha256: sha256(bytes) } });
+    session.close();
+  });
+
+  it("IM-5 malformed lines are problems with file and line; the rest is imported", () => {
+    const store = tempStore();
+    const file = join(DIR, "malformed.jsonl");
+    const r = importForeign(store, { from: "claude-code", path: file });
+    expect(r.problems.map((p) => [p.file, p.line])).toEqual([
+      [file, 2],
+      [file, 3],
+    ]);
+    expect(r.problems[0]?.message).toMatch(/not JSON/);
+    expect(r.problems[1]?.message).toMatch(/array, not a record/);
+    const { session } = Session.open(store, r.sessions[0]?.session as never);
+    expect(turns(bodyOf(session.tree)).map((t) => t.children[0]?.text)).toEqual(["How many notes are in notes/?", "still here"]);
+    session.close();
+  });
+
+  it("IM-6 parentUuid links become branches: the current leaf on main, an edit forks, a sidechain is a line of its own", () => {
+    const { store, report, id } = importFixture();
+    const { session } = Session.open(store, id);
+    const names = session
+      .branches()
+      .map((b) => b.name)
+      .sort();
+    expect(names).toEqual(["fork-1", "main", "sidechain-1"]);
+    expect(report.sessions[0]?.branchCount).toBe(3);
+    // main: the edited question, the failed API call, the retry, the Task call and its result, the compaction, the last reply.
+    const main = bodyOf(session.tree);
+    expect(turns(main).map((t) => t.children.find((c) => c.tag === TAG.text)?.text ?? "")).toContain(
+      "How many notes, and how long are they?",
+    );
+    // The sidechain sees only the sub-agent's conversation.
+    const { session: side } = Session.open(store, id, { branch: "sidechain-1" });
+    expect(renderPrompt(side).messages.map((m) => m.content)).toEqual([
+      "Count lines in notes/",
+      "",
+      "3 notes/a.md\n4 notes/b.md\n7 total",
+      "7 lines in total.",
+    ]);
+    // The fork point is the meta line both questions follow.
+    const fork = session.branches().find((b) => b.name === "fork-1");
+    const at = store.eventMeta(fork?.originEvent as never);
+    expect(at?.label).toBe("turn.user");
+    side.close();
+    session.close();
+  });
+
+  it("IM-11 a failed API response is a failed turn; a compaction hides what it summarizes; max_tokens is the finish", () => {
+    const { store, id } = importFixture();
+    const { session } = Session.open(store, id);
+    const all = turns(bodyOf(session.tree));
+    const failed = all.find((t) => t.attrs[ATTR.status] === TURN.failed) as Element;
+    expect(failed.children.find((c) => c.tag === TAG.diag)?.text).toBe("API Error: 429 rate limited");
+    const last = all.at(-1) as Element;
+    expect(last.attrs[ATTR.finish]).toBe("max_tokens");
+    const compaction = metaOf(session.tree).children.find((c) => c.tag === "compaction") as Element;
+    expect(compaction.children[0]?.text).toMatch(/^This session is being continued/);
+    const p = renderPrompt(session);
+    expect(p.messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
+    expect(p.messages[0]?.content).toMatch(/Summary of the conversation so far:\nThis session is being continued/);
+    // The model switch is in the recorded inputs.
+    expect(toXml(session.tree)).toMatch(/<model _id="\d+" model="claude-opus-4-1-20250805" provider="anthropic"\/>/);
+    session.close();
+  });
+
+  it("IM-12 each event carries the source's timestamp", () => {
+    const { store, id } = importFixture();
+    const log = store.log(id, { branch: "main" });
+    const user = log.find((e) => e.label === "turn.user");
+    expect(user?.ts).toBe(Date.parse("2026-01-05T10:00:00.000Z"));
+    const last = log.at(-1);
+    expect(last?.ts).toBe(Date.parse("2026-01-05T10:02:07.000Z"));
+  });
+
+  it("IM-9 importing the same file again creates nothing and says which session has it", () => {
+    const { store, id } = importFixture();
+    const before = store.listSessions().length;
+    const again = importForeign(store, { from: "claude-code", path: DIR });
+    expect(again.skipped).toEqual([{ file: FILE, session: id }]);
+    expect(again.sessions.map((s) => s.file).sort()).toEqual([join(DIR, "malformed.jsonl")]);
+    expect(again.failed.map((f) => f.file)).toEqual([join(DIR, "unknown-version.jsonl")]);
+    expect(store.listSessions().length).toBe(before + 1);
+    const third = importForeign(store, { from: "claude-code", path: DIR });
+    expect(third.sessions).toEqual([]);
+    expect(third.skipped).toHaveLength(2);
+  });
+
+  it("IM-10 an unknown version is an error naming it, and nothing is stored", () => {
+    const file = join(DIR, "unknown-version.jsonl");
+    expect(() => parseClaudeCode(readFileSync(file, "utf8"), file)).toThrow(ImportError);
+    expect(() => parseClaudeCode(readFileSync(file, "utf8"), file)).toThrow(/version "3\.0\.0" is not one strata reads/);
+    const store = tempStore();
+    const r = importForeign(store, { from: "claude-code", path: file });
+    expect(r.failed).toEqual([{ file, code: "unknown-version", message: expect.stringContaining("3.0.0") }]);
+    expect(store.listSessions()).toEqual([]);
+    expect(() => parseClaudeCode('{"type":"summary","summary":"x","leafUuid":"y"}\n', "t.jsonl")).toThrow(/not-a-session|no Claude Code/);
+  });
+
+  it("IM-7 a failure while writing stores nothing and leaves earlier sessions as they were", () => {
+    const { store, id } = importFixture();
+    const before = toXml(Session.open(store, id).session.tree);
+    const count = store.listSessions().length;
+    // The store refuses a write part-way (a full disk): the session's one transaction rolls back.
+    const put = store.putBlob.bind(store);
+    store.putBlob = () => {
+      throw new Error("disk full");
+    };
+    try {
+      expect(() => importForeign(store, { from: "claude-code", path: join(DIR, "malformed.jsonl") })).toThrow(/disk full/);
+    } finally {
+      store.putBlob = put;
+    }
+    expect(store.listSessions().length).toBe(count);
+    expect(toXml(Session.open(store, id).session.tree)).toBe(before);
+  });
+
+  it("IM-2 IM-8 every imported session verifies, ends with no open call, and renders a prompt at every event", () => {
+    const { store, id } = importFixture();
+    expect(checkImported(store, id)).toBeGreaterThan(20);
+    const { session } = Session.open(store, id);
+    expect(renderPrompt(session).system).toBe("");
+    session.close();
+  });
+});
