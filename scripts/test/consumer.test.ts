@@ -273,7 +273,15 @@ describe("PK-3 the packed command runs through npx, compiled, loading only what 
       });
       const page = await fetch(url);
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain("<script");
+      const html = await page.text();
+      // the page's own code is in the shipped bundle (not tree-shaken away: its modules define custom elements)
+      const script = /<script[^>]+src="([^"]+\.js)"/.exec(html)?.[1] as string;
+      const code = await (await fetch(new URL(script, url))).text();
+      expect({ script, bytes: code.length > 20_000, elements: code.includes("customElements") }).toEqual({
+        script,
+        bytes: true,
+        elements: true,
+      });
       const sessions = await (await fetch(new URL("/api/sessions", url))).json();
       expect(JSON.stringify(sessions)).toContain(ls.sessions[0].id);
     } finally {

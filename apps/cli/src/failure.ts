@@ -5,10 +5,11 @@ import { EngineError } from "@strata/engine";
 import { HeadConflict, LeaseLost, StoreError } from "@strata/store";
 import { NoDatabase } from "./context.ts";
 import { CliError, EXIT, UsageError } from "./errors.ts";
+import { version } from "./help.ts";
 import { describeHolder } from "./lease.ts";
 import { modelSpecExit } from "./model-spec.ts";
 
-const DAMAGE = new Set(["bad-event", "bad-snapshot", "corrupt", "unknown-kind"]);
+const DAMAGE = new Set(["bad-event", "bad-snapshot", "corrupt"]);
 
 /** The exit code and message of a failure. */
 export function failure(e: unknown, dbPath: string | undefined, debug: boolean): [number, string] {
@@ -22,6 +23,13 @@ export function failure(e: unknown, dbPath: string | undefined, debug: boolean):
   if (e instanceof CliError) return [e.exitCode, e.message];
   const spec = modelSpecExit(e);
   if (spec !== undefined) return spec;
+  // An event of a kind this build does not know was most likely written by a newer strata: the
+  // file is not damaged, this build is old (docs/compatibility.md).
+  if (e instanceof EngineError && e.code === "unknown-kind")
+    return [
+      EXIT.failure,
+      `${dbPath === undefined ? "the database" : `the database ${dbPath}`} holds what this strata (${version()}) cannot read: ${e.message}`,
+    ];
   if (e instanceof EngineError && DAMAGE.has(e.code)) {
     const where = dbPath === undefined ? "the database" : `the database ${dbPath}`;
     return [

@@ -33,6 +33,8 @@ export interface DecodeBundleOptions {
 }
 
 const HINT = "make one with `strata export SESSION > FILE` (or exportBundle)";
+/** A bundle format of a later strata (this one reads @1 and @2). */
+const NEWER_FORMAT = /^strata-bundle@(?:[3-9]|[1-9][0-9]+)$/;
 
 /**
  * Parses and decodes bundle text (see {@link decodeBundle}); text that is not JSON is a
@@ -72,7 +74,7 @@ function shape(value: unknown, limits: BundleLimits): Bundle {
       "format",
       format === undefined
         ? `missing: this is not a strata bundle; ${HINT}`
-        : `is ${shown(format)}; this strata reads "${BUNDLE_FORMAT}" and "${BUNDLE_FORMAT_V1}"`,
+        : `is ${shown(format)}; this strata reads "${BUNDLE_FORMAT}" and "${BUNDLE_FORMAT_V1}"${NEWER_FORMAT.test(String(format)) ? "; a newer strata wrote it: upgrade strata to import it" : ""}`,
     );
   const top = fields(value, "", ["format", "session", "branches", "events", "blobs", "heads"]);
   const branches = list(top.branches, "branches", limits.branches, "branch", (v, p) => branch(v, p));
@@ -193,7 +195,10 @@ function event(v: unknown, path: string, format: BundleFormat, limits: BundleLim
       ? fields(v, path, ["id", "prior", "kind", "label", "by", "ts", "data", "digest"])
       : fields(v, path, ["id", "prior", "kind", "label", "by", "ts", "data"]);
   if (e.kind !== GENESIS_KIND && e.kind !== PATCH_KIND)
-    bad(at(path, "kind"), `${shown(e.kind)} is not an event kind this strata knows (${GENESIS_KIND}, ${PATCH_KIND})`);
+    bad(
+      at(path, "kind"),
+      `${shown(e.kind)} is not an event kind this strata knows (${GENESIS_KIND}, ${PATCH_KIND}); if a newer strata wrote it, upgrade strata to import it`,
+    );
   const out: BundleEvent = {
     id: eventRef(e.id, at(path, "id")),
     prior: e.prior === null ? null : eventRef(e.prior, at(path, "prior")),

@@ -92,7 +92,7 @@ export function decodeEvent(e: Pick<StoredEvent, "id" | "kind" | "data">): Decod
   }
   throw new EngineError(
     "unknown-kind",
-    `event ${e.id} has kind "${e.kind}", which this strata does not know (it knows ${GENESIS_KIND}, ${PATCH_KIND}); it may have been written by a newer version`,
+    `event ${e.id} has kind "${e.kind}", which this strata does not know (it knows ${GENESIS_KIND}, ${PATCH_KIND}); it may have been written by a newer version of strata: upgrade strata to read it`,
   );
 }
 

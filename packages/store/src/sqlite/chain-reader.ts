@@ -38,13 +38,13 @@ export class ChainReader {
     const out: string[] = [];
     this.#read(meta, afterDepth, limit, (contiguous, args) => {
       const found = contiguous ? this.st.chainDataRange.all(...args) : this.st.chainDataDepths.all(...args);
-      if (found.includes("")) {
-        // blob-backed payloads read as "": their refs come in the same order
+      if (found.includes(null)) {
+        // blob-backed payloads read as null (an inline payload may be ""): their refs come in the same order
         const refs = contiguous ? this.st.chainBlobsRange.all(...args) : this.st.chainBlobsDepths.all(...args);
         let k = 0;
-        for (let i = 0; i < found.length; i++) if (found[i] === "") found[i] = this.map.blobText(refs[k++] as Buffer, head);
+        for (let i = 0; i < found.length; i++) if (found[i] === null) found[i] = this.map.blobText(refs[k++] as Buffer, head);
       }
-      for (const d of found) out.push(d);
+      for (const d of found) out.push(d as string);
       return found.length;
     });
     return out;

@@ -259,14 +259,16 @@ export function prepare(db: Database.Database, legacy = false) {
     chainDepths: tuples<DepthRange, EventTuple>(
       `SELECT ${full} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?`,
     ),
-    // Payload reads select one column (plucked): a blob-backed payload reads as "" and is filled
-    // from the blob refs, fetched only for a batch that has one.
-    chainDataRange: values<IdRange, string>("SELECT data FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?"),
+    // Payload reads select one column (plucked): a blob-backed payload reads as NULL (an inline
+    // payload may be "") and is filled from the blob refs, fetched only for a batch that has one.
+    chainDataRange: values<IdRange, string | null>(
+      "SELECT CASE WHEN blob IS NULL THEN data END FROM events WHERE id >= ? AND id <= ? AND +segment = ? ORDER BY id LIMIT ?",
+    ),
     chainBlobsRange: values<IdRange, Buffer>(
       "SELECT blob FROM events WHERE id >= ? AND id <= ? AND +segment = ? AND blob IS NOT NULL ORDER BY id LIMIT ?",
     ),
-    chainDataDepths: values<DepthRange, string>(
-      "SELECT data FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
+    chainDataDepths: values<DepthRange, string | null>(
+      "SELECT CASE WHEN blob IS NULL THEN data END FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?",
     ),
     chainBlobsDepths: values<DepthRange, Buffer>(
       "SELECT blob FROM events WHERE segment = ? AND depth > ? AND depth <= ? AND blob IS NOT NULL ORDER BY depth LIMIT ?",
