@@ -20,7 +20,9 @@ const checkout = existsSync(here("../tsconfig.build.json"));
 
 /** Why a checkout's build cannot be used, or undefined when it is current. */
 function staleBuild() {
-  if (import.meta.resolve("@strata/engine").endsWith(".ts")) return "--conditions=@strata/source";
+  // (read from the flags: asking the resolver costs a few milliseconds on every start)
+  const flags = `${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`;
+  if (/(?:--conditions|-C)[= ]?@strata\/source\b/.test(flags)) return "--conditions=@strata/source";
   let built;
   try {
     built = JSON.parse(readFileSync(here("../dist/build.json"), "utf8")).newestInput;
