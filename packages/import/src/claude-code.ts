@@ -9,13 +9,12 @@
  * a branch of its own. The version marker is each line's `version` (the CLI's version).
  */
 import {
+  assistantBlocks,
   countUnmapped,
-  type ForeignCall,
   type ForeignResult,
   type ForeignSession,
   ImportError,
   isObject,
-  jsonText,
   num,
   type Step,
   str,
@@ -216,21 +215,7 @@ function assistantStep(
     bad(base.line, "an assistant message whose content is not a list of blocks; kept in the source blob only");
     return undefined;
   }
-  const text: string[] = [];
-  const reasoning: string[] = [];
-  const calls: ForeignCall[] = [];
-  for (const b of content) {
-    if (!isObject(b)) continue;
-    if (b.type === "text" && typeof b.text === "string") text.push(b.text);
-    else if (b.type === "thinking") {
-      if (typeof b.thinking === "string" && b.thinking !== "") reasoning.push(b.thinking);
-    } else if (b.type === "tool_use") {
-      const id = str(b, "id");
-      const name = str(b, "name");
-      if (id === undefined || name === undefined) bad(base.line, "a tool_use block without id or name; kept in the source blob only");
-      else calls.push({ id, name, args: jsonText(b.input) });
-    } else countUnmapped(unmapped, `assistant/${String(b.type)}`);
-  }
+  const { text, reasoning, calls } = assistantBlocks(content, { type: "tool_use", args: "input" }, base.line, unmapped, bad);
   const u = isObject(message.usage) ? message.usage : undefined;
   const usage =
     u === undefined

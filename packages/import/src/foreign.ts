@@ -134,6 +134,41 @@ export function countUnmapped(m: Map<string, number>, type: string): void {
   m.set(type, (m.get(type) ?? 0) + 1);
 }
 
+/** What an assistant message's content blocks say: its text, its reasoning and its tool calls. */
+export interface AssistantBlocks {
+  readonly text: string[];
+  readonly reasoning: string[];
+  readonly calls: ForeignCall[];
+}
+
+/**
+ * Reads the content blocks of an assistant message in the shape Claude Code and Pi share
+ * (`text`, `thinking`, and a tool-call block whose type and argument field each format names);
+ * any other block is counted as unmapped (kept in the source blob only).
+ */
+export function assistantBlocks(
+  content: readonly unknown[],
+  call: { readonly type: string; readonly args: string },
+  line: number,
+  unmapped: Map<string, number>,
+  bad: (line: number, message: string) => void,
+): AssistantBlocks {
+  const out: AssistantBlocks = { text: [], reasoning: [], calls: [] };
+  for (const b of content) {
+    if (!isObject(b)) continue;
+    if (b.type === "text" && typeof b.text === "string") out.text.push(b.text);
+    else if (b.type === "thinking") {
+      if (typeof b.thinking === "string" && b.thinking !== "") out.reasoning.push(b.thinking);
+    } else if (b.type === call.type) {
+      const id = str(b, "id");
+      const name = str(b, "name");
+      if (id === undefined || name === undefined) bad(line, `a ${call.type} block without id or name; kept in the source blob only`);
+      else out.calls.push({ id, name, args: jsonText(b[call.args]) });
+    } else countUnmapped(unmapped, `assistant/${String(b.type)}`);
+  }
+  return out;
+}
+
 /** A JSON value as text for `<args>`: strings as they are, everything else as JSON. */
 export function jsonText(v: unknown): string {
   if (typeof v === "string") return v;

@@ -9,18 +9,7 @@
  * place in the tree (`thinking_level_change`, `custom`, `label`, `session_info`). The current leaf
  * is the last entry; a second child of an earlier entry is a branch (IM-6).
  */
-import {
-  countUnmapped,
-  type ForeignCall,
-  type ForeignSession,
-  ImportError,
-  isObject,
-  jsonText,
-  num,
-  type Step,
-  str,
-  timeOf,
-} from "./foreign.ts";
+import { assistantBlocks, countUnmapped, type ForeignSession, ImportError, isObject, num, type Step, str, timeOf } from "./foreign.ts";
 import { readJsonLines } from "./lines.ts";
 
 /** The header versions this reader knows (IM-10). */
@@ -262,23 +251,14 @@ function assistantStep(
   unmapped: Map<string, number>,
   bad: (line: number, message: string) => void,
 ): Step {
-  const text: string[] = [];
-  const reasoning: string[] = [];
-  const calls: ForeignCall[] = [];
   if (!Array.isArray(m.content)) bad(base.line, "an assistant message whose content is not a list of blocks; kept in the source blob only");
-  else
-    for (const b of m.content) {
-      if (!isObject(b)) continue;
-      if (b.type === "text" && typeof b.text === "string") text.push(b.text);
-      else if (b.type === "thinking") {
-        if (typeof b.thinking === "string" && b.thinking !== "") reasoning.push(b.thinking);
-      } else if (b.type === "toolCall") {
-        const id = str(b, "id");
-        const name = str(b, "name");
-        if (id === undefined || name === undefined) bad(base.line, "a toolCall block without id or name; kept in the source blob only");
-        else calls.push({ id, name, args: jsonText(b.arguments) });
-      } else countUnmapped(unmapped, `assistant/${String(b.type)}`);
-    }
+  const { text, reasoning, calls } = assistantBlocks(
+    Array.isArray(m.content) ? m.content : [],
+    { type: "toolCall", args: "arguments" },
+    base.line,
+    unmapped,
+    bad,
+  );
   const provider = str(m, "provider");
   const model = str(m, "model");
   const u = isObject(m.usage) ? m.usage : undefined;
