@@ -15,7 +15,7 @@ const CODEX = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "c
 afterEach(cleanup);
 
 describe("strata import --from", () => {
-  it("IM-13 imports a directory of Claude Code sessions; log, prompt, branches and diff read them; a second import skips", async () => {
+  it("IM-13 IM-16 imports a directory of Claude Code sessions; log, prompt, branches and diff read them; ls and prompt say it is a recording; a second import skips", async () => {
     const dir = tempDir();
     const src = join(dir, "sessions");
     mkdirSync(src);
@@ -40,13 +40,22 @@ describe("strata import --from", () => {
     const prompt = await strata(dir, ["prompt", `${a.handle}`, "--json"]);
     expect(prompt.code).toBe(0);
     expect(prompt.stdout).toContain("Summary of the conversation so far");
+    // IM-16: the prompt says what the source did not record; ls lists a recording, not a run to resume
+    expect(JSON.parse(prompt.stdout).unrecorded).toEqual(["system", "tools"]);
+    const human = await strata(dir, ["prompt", `${a.handle}`]);
+    expect(human.stderr).toContain("note: imported from claude-code, which did not record the system prompt or the tool roster");
+    const ls = JSON.parse((await strata(dir, ["ls", "--json"])).stdout);
+    expect(ls.sessions.find((s: { id: string }) => s.id === a.session)).toMatchObject({
+      status: "imported from claude-code",
+      outcome: "idle",
+    });
     const branches = await strata(dir, ["branches", a.handle, "-q"]);
     expect(branches.stdout.split("\n").filter(Boolean).sort()).toEqual(["fork-1", "main", "sidechain-1"]);
     const diff = await strata(dir, ["diff", `${a.handle}@main`, `${a.handle}@fork-1`]);
     expect(diff.code).toBe(0);
-    const human = await strata(dir, ["import", "--from", "claude-code", "sessions"]);
-    expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/skipped .*a\.jsonl: already imported as/);
+    const second = await strata(dir, ["import", "--from", "claude-code", "sessions"]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/skipped .*a\.jsonl: already imported as/);
     const again = await strata(dir, ["import", "--from", "claude-code", join(src, "a.jsonl"), "--json"]);
     expect(JSON.parse(again.stdout)).toMatchObject({ sessionCount: 0, skipped: [{ session: a.session }] });
   });

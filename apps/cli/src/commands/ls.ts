@@ -50,7 +50,11 @@ function statusOf(store: Store, head: EventId): string {
 function outcomeOf(status: string): Outcome {
   return (
     (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
-    (status === "open" || status === "idle" || status === "empty" || status === "damaged" ? status : "stopped")
+    (status === "open" || status === "idle" || status === "empty" || status === "damaged"
+      ? status
+      : status.startsWith("imported from ")
+        ? "idle"
+        : "stopped")
   );
 }
 
@@ -82,7 +86,16 @@ export const ls: CommandImpl = {
     const handles = handlesOf(listed.map((r) => r.session.id));
     const rows = listed.map(({ session: s, activity }) => {
       const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
-      const status = activity.damage.length > 0 ? "damaged" : main === undefined ? "empty" : statusOf(store, main.head);
+      // an imported recording (IM-1) has no run to resume: its status says where it came from
+      const imported = (s.metadata as { import?: { from?: unknown } }).import;
+      const status =
+        activity.damage.length > 0
+          ? "damaged"
+          : main === undefined
+            ? "empty"
+            : imported !== undefined
+              ? `imported from ${String(imported.from)}`
+              : statusOf(store, main.head);
       const damage = [...activity.damage];
       if (status === "damaged" && damage.length === 0 && main !== undefined)
         damage.push(

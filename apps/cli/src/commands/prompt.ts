@@ -1,5 +1,6 @@
 /** `strata prompt` (CLI-20): the exact request the model saw, or would see, at any event. */
 import { type ModelRequest, renderPrompt } from "@strata/agent";
+import { selectOne } from "@strata/dom";
 import { Session } from "@strata/engine";
 import { checkEventText, eventOnBranch, resolveAddress } from "../address.ts";
 import { type CommandImpl, str } from "../command.ts";
@@ -34,9 +35,28 @@ export const prompt: CommandImpl = {
     const at2 = other === undefined ? undefined : eventOnBranch(store, a.branch, other);
     const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
     const req = renderPrompt(session, { at });
+    // An imported session (IM-9): what its source did not record is empty here, and said so.
+    const source = selectOne(session.at(at), "meta > import[unrecorded]");
+    const unrecorded = source?.attrs.unrecorded?.split(" ").filter((w) => w !== "") ?? [];
     if (at2 === undefined) {
-      if (ctx.out.json) ctx.out.data({ session: a.session.id, branch: a.branch.name, event: at, request: req });
-      else ctx.out.write(requestText(req));
+      if (ctx.out.json)
+        ctx.out.data({
+          session: a.session.id,
+          branch: a.branch.name,
+          event: at,
+          request: req,
+          ...(unrecorded.length > 0 ? { unrecorded } : {}),
+        });
+      else {
+        if (source !== undefined && unrecorded.length > 0)
+          ctx.out.note(
+            ctx.out.paint(
+              "yellow",
+              `note: imported from ${source.attrs.from ?? "another tool"}, which did not record ${unrecorded.map((w) => (w === "system" ? "the system prompt" : w === "tools" ? "the tool roster" : w)).join(" or ")}: ${unrecorded.length === 1 ? "it is" : "they are"} empty below`,
+            ),
+          );
+        ctx.out.write(requestText(req));
+      }
       return 0;
     }
     const req2 = renderPrompt(session, { at: at2 });
