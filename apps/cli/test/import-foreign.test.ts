@@ -53,6 +53,9 @@ describe("strata import --from", () => {
     expect(branches.stdout.split("\n").filter(Boolean).sort()).toEqual(["fork-1", "main", "sidechain-1"]);
     const diff = await strata(dir, ["diff", `${a.handle}@main`, `${a.handle}@fork-1`]);
     expect(diff.code).toBe(0);
+    const bisect = await strata(dir, ["bisect", a.handle, "--until", "call[tool=Task]", "--json"]);
+    expect(bisect.code).toBe(0);
+    expect(JSON.parse(bisect.stdout)).toMatchObject({ branch: "main", event: expect.any(Number), label: "turn.end" });
     const second = await strata(dir, ["import", "--from", "claude-code", "sessions"]);
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/skipped .*a\.jsonl: already imported as/);
