@@ -17,9 +17,10 @@
  *   --check   build nothing; exit 1 listing every package whose dist/ is missing or older than its sources
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { newestInput, PACKAGES, stale } from "./build-inputs.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = new Set(process.argv.slice(2));
@@ -27,50 +28,6 @@ const quiet = args.has("--quiet");
 const say = (line) => {
   if (!quiet) process.stderr.write(`${line}\n`);
 };
-
-/** The packages in dependency order, each with what its build reads. */
-export const PACKAGES = [
-  { name: "@strata/dom", dir: "packages/dom", inputs: ["src"] },
-  { name: "@strata/store", dir: "packages/store", inputs: ["src", "test/conformance"] },
-  { name: "@strata/engine", dir: "packages/engine", inputs: ["src"] },
-  { name: "@strata/agent", dir: "packages/agent", inputs: ["src"] },
-  { name: "@strata/models", dir: "packages/models", inputs: ["src"] },
-  { name: "@strata/import", dir: "packages/import", inputs: ["src"] },
-  { name: "@strata/inspector", dir: "apps/inspector", inputs: ["src", "web", "vite.config.ts"] },
-  {
-    name: "@strata/cli",
-    dir: "apps/cli",
-    inputs: ["src", "../../packages/*/src", "../inspector/src", "../../fixtures/models/demo.json", "../../fixtures/demo-workspace"],
-  },
-];
-
-/** The newest modification time under each input of a package (globs: one `*` segment). */
-export function newestInput(pkg) {
-  let t = 0;
-  const visit = (path) => {
-    const s = statSync(path);
-    if (!s.isDirectory()) t = Math.max(t, s.mtimeMs);
-    else for (const e of readdirSync(path)) visit(join(path, e));
-  };
-  for (const input of [...pkg.inputs, "package.json", "tsconfig.build.json"]) {
-    const [head, tail] = input.split("/*/");
-    if (tail === undefined) {
-      const p = join(ROOT, pkg.dir, input);
-      if (existsSync(p)) visit(p);
-    } else {
-      const base = join(ROOT, pkg.dir, head);
-      for (const d of readdirSync(base)) if (existsSync(join(base, d, tail))) visit(join(base, d, tail));
-    }
-  }
-  return t;
-}
-
-function stale(pkg) {
-  const stamp = join(ROOT, pkg.dir, "dist", "build.json");
-  if (!existsSync(stamp)) return "not built";
-  const built = JSON.parse(readFileSync(stamp, "utf8")).newestInput;
-  return newestInput(pkg) > built ? "older than its sources" : undefined;
-}
 
 if (args.has("--check")) {
   const bad = PACKAGES.map((p) => [p, stale(p)]).filter(([, why]) => why !== undefined);

@@ -3,7 +3,7 @@
 // In a checkout of the repository it runs the TypeScript sources through tsx instead when there is
 // no build, when the build is older than the sources, or when the process resolves the packages to
 // their sources (node --conditions=@strata/source, as the tests run).
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 
 // `strata run … | head` closes the pipe early: that is the reader's choice, not an error, and it
 // must not end a command that is doing work (CLI-27). The stream is then no longer writable and
@@ -19,37 +19,18 @@ const here = (path) => new URL(path, import.meta.url);
 const checkout = existsSync(here("../tsconfig.build.json"));
 
 /** Why a checkout's build cannot be used, or undefined when it is current. */
-function staleBuild() {
+async function staleBuild() {
   // (read from the flags: asking the resolver costs a few milliseconds on every start)
   const flags = `${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`;
   if (/(?:--conditions|-C)[= ]?@strata\/source\b/.test(flags)) return "--conditions=@strata/source";
-  let built;
-  try {
-    built = JSON.parse(readFileSync(here("../dist/build.json"), "utf8")).newestInput;
-  } catch {
-    return "not built";
-  }
-  // the inputs of the build (scripts/build.mjs): every package's sources and the demo
-  const roots = [
-    "../src",
-    "../../inspector/src",
-    "../../../fixtures/models/demo.json",
-    "../../../fixtures/demo-workspace",
-    "../package.json",
-  ];
-  const packages = here("../../../packages/");
-  for (const p of readdirSync(packages)) roots.push(`../../../packages/${p}/src`);
-  const newer = (path) => {
-    const s = statSync(path);
-    if (!s.isDirectory()) return s.mtimeMs > built;
-    return readdirSync(path).some((e) => newer(`${path}/${e}`));
-  };
-  return roots.some((r) => existsSync(here(r)) && newer(here(r).pathname)) ? "older than the sources" : undefined;
+  // the inputs of the build and their stamp, as scripts/build.mjs reads them
+  const { PACKAGES, stale } = await import("../../../scripts/build-inputs.mjs");
+  return stale(PACKAGES.find((p) => p.name === "@strata/cli"));
 }
 
 let entry = "../dist/main.js";
 if (checkout) {
-  const why = staleBuild();
+  const why = await staleBuild();
   if (why !== undefined) {
     if (!why.startsWith("--") && process.stderr.isTTY)
       process.stderr.write(`strata: running from the sources (the build is ${why}; \`npx -y pnpm@12.4.2 build\` makes start-up fast)\n`);

@@ -8,7 +8,9 @@ import { openStore, type SessionId, type Store } from "@strata/store";
 import { expect } from "vitest";
 
 export const FIXTURES = join(import.meta.dirname, "fixtures", "foreign");
-export const REFERENCE = join(import.meta.dirname, "..", "..", "..", "..", "shared", "reference-data", "foreign-sessions");
+/** The real recordings (never copied into the repository): STRATA_FOREIGN_SESSIONS, else the shared reference set beside the clone. */
+export const REFERENCE =
+  process.env.STRATA_FOREIGN_SESSIONS ?? join(import.meta.dirname, "..", "..", "..", "..", "shared", "reference-data", "foreign-sessions");
 
 const dirs: string[] = [];
 

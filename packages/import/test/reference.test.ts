@@ -1,6 +1,7 @@
 /**
- * The importer against every real recording in the shared reference set (`../shared/reference-data/
- * foreign-sessions/`, outside the repository: other people's recordings are never copied in). Each
+ * The importer against every real recording in the shared reference set (`$STRATA_FOREIGN_SESSIONS`,
+ * else `shared/reference-data/foreign-sessions/` beside the clone: other people's recordings are never
+ * copied in; their formats are summarized in docs/import-formats.md). Each
  * must import with no problem reported, and the messages and tool calls in the tree must match
  * what a plain `JSON.parse` scan of the file counts (IM-1, IM-2, IM-5, IM-6). Skipped, saying so,
  * when the directory is not there.

@@ -47,15 +47,12 @@ function statusOf(store: Store, head: EventId): string {
   return /^(turn|call|resume)\./.test(e.label ?? "") ? "open" : "idle";
 }
 
-function outcomeOf(status: string): Outcome {
-  return (
+/** A status from the head event, with its outcome. */
+function withOutcome(status: string): [string, Outcome] {
+  const outcome =
     (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
-    (status === "open" || status === "idle" || status === "empty" || status === "damaged"
-      ? status
-      : status.startsWith("imported from ")
-        ? "idle"
-        : "stopped")
-  );
+    (status === "open" || status === "idle" || status === "damaged" ? status : "stopped");
+  return [status, outcome];
 }
 
 function statusText(status: string, outcome: Outcome): string {
@@ -88,14 +85,14 @@ export const ls: CommandImpl = {
       const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
       // an imported recording (IM-1) has no run to resume: its status says where it came from
       const imported = (s.metadata as { import?: { from?: unknown } }).import;
-      const status =
+      const [status, outcome]: [string, Outcome] =
         activity.damage.length > 0
-          ? "damaged"
+          ? ["damaged", "damaged"]
           : main === undefined
-            ? "empty"
+            ? ["empty", "empty"]
             : imported !== undefined
-              ? `imported from ${String(imported.from)}`
-              : statusOf(store, main.head);
+              ? [`imported from ${String(imported.from)}`, "idle"]
+              : withOutcome(statusOf(store, main.head));
       const damage = [...activity.damage];
       if (status === "damaged" && damage.length === 0 && main !== undefined)
         damage.push(
@@ -110,7 +107,7 @@ export const ls: CommandImpl = {
         lastLabel: activity.last?.label ?? null,
         eventCount: main?.headDepth ?? 0,
         status,
-        outcome: outcomeOf(status),
+        outcome,
         damage: damage.length === 0 ? null : damage.join("; "),
         branches: activity.branches.map(branchJson),
       };
