@@ -7,7 +7,6 @@
  * cannot forge, and the progress line's rewrite). A stream that was closed (EPIPE: `strata … |
  * head`) drops what is written to it; the command goes on with its work.
  */
-import { randomBytes } from "node:crypto";
 import { jsonText, terminalSafe } from "./terminal.ts";
 
 export interface Out {
@@ -73,7 +72,14 @@ export function makeOut(streams: OutStreams, options: { json: boolean; noColor: 
     streams.stdout.isTTY === true &&
     (streams.env.NO_COLOR ?? "") === "" &&
     streams.env.TERM !== "dumb";
-  const nonce = randomBytes(6).toString("hex");
+  // Unguessable by whoever wrote the session data before this process started, so data cannot
+  // forge a colour mark (V8 seeds Math.random per process from the OS); not node:crypto, whose
+  // load would cost every start a few milliseconds (issue 16).
+  const nonce = Array.from({ length: 3 }, () =>
+    Math.floor(Math.random() * 0x1_0000)
+      .toString(16)
+      .padStart(4, "0"),
+  ).join("");
   const own = new RegExp(`\\ue000${nonce}([0-9;]+)\\ue001`, "g");
   /** Session data made safe, then this process's own colour marks turned into SGR sequences. */
   const render = (s: string): string => terminalSafe(s).replace(own, (_, code: string) => `\x1b[${code}m`);

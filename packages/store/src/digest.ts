@@ -16,17 +16,18 @@
  * All integers are unsigned 64-bit big-endian. Strings are encoded as UTF-8 the way the store
  * writes them (a lone UTF-16 surrogate becomes U+FFFD, as it does in the file).
  */
-import * as crypto from "node:crypto";
-import { createHash } from "node:crypto";
 import { isTimestamp, show } from "./checks.ts";
 import { StoreError } from "./errors.ts";
 import { isHash } from "./hash.ts";
+import { nodeCrypto } from "./node-crypto.ts";
 
 const VERSION = 0x01;
 /** Payloads up to this many bytes are encoded in one reused buffer and hashed in one call (the append path). */
 const SCRATCH_MAX = 64 * 1024;
-/** `crypto.hash` (Node ≥ 20.12): one call, no hash object — a third of the cost on small inputs. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: Buffer, encoding: "buffer") => Buffer }).hash;
+type OneShot = (algorithm: string, data: Buffer, encoding: "buffer") => Buffer;
+/** `crypto.hash` (Node ≥ 20.12): one call, no hash object — a third of the cost on small inputs (null: absent). */
+let oneShotFn: OneShot | null | undefined;
+const oneShot = (): OneShot | null => (oneShotFn ??= (nodeCrypto() as { hash?: OneShot }).hash ?? null);
 let scratch = Buffer.allocUnsafe(8 * 1024);
 
 function u64(b: Buffer, off: number, n: number): number {
@@ -82,14 +83,16 @@ export function digestBytes(prior: Buffer | null, kind: string, label: string | 
   const dataLen = Buffer.byteLength(data);
   // Room for the fixed fields (76 bytes) and the short strings (at most 3 UTF-8 bytes per UTF-16 unit).
   const room = 80 + 3 * (kind.length + (label?.length ?? 0) + (by?.length ?? 0));
-  if (oneShot !== undefined && dataLen <= SCRATCH_MAX && room + dataLen <= 4 * SCRATCH_MAX) {
+  const hash = oneShot();
+  if (hash !== null && dataLen <= SCRATCH_MAX && room + dataLen <= 4 * SCRATCH_MAX) {
     if (scratch.length < room + dataLen) scratch = Buffer.allocUnsafe(2 * (room + dataLen));
     const off = head(scratch, prior, kind, label, by, ts, dataLen);
     const end = off + scratch.write(data, off, "utf8");
-    return oneShot("sha256", scratch.subarray(0, end), "buffer");
+    return hash("sha256", scratch.subarray(0, end), "buffer");
   }
   const b = Buffer.allocUnsafe(room);
-  return createHash("sha256")
+  return nodeCrypto()
+    .createHash("sha256")
     .update(b.subarray(0, head(b, prior, kind, label, by, ts, dataLen)))
     .update(data, "utf8")
     .digest();

@@ -1,5 +1,5 @@
 /** Session ids: time-ordered, 26 characters of Crockford base32 (48 bits of ms, 80 random bits). */
-import { randomBytes } from "node:crypto";
+import { nodeCrypto } from "./node-crypto.ts";
 import type { SessionId } from "./types.ts";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -11,7 +11,7 @@ export function newSessionId(now = Date.now()): SessionId {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  const rand = randomBytes(10);
+  const rand = nodeCrypto().randomBytes(10);
   let bits = 0n;
   for (const b of rand) bits = (bits << 8n) | BigInt(b);
   let tail = "";

@@ -6,11 +6,11 @@
  * opened for writing (and migrated); read-only opens never migrate and never leave files behind
  * (see read-only.ts).
  */
-import { randomBytes } from "node:crypto";
 import { constants, copyFileSync, existsSync, linkSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../errors.ts";
+import { nodeCrypto } from "../node-crypto.ts";
 import { checkIdentity, checkTables, type OpenedDatabase, type OpenOptions, prepareConnection, readableAsIs } from "./connection.ts";
 import { fromFs, fromSqlite } from "./errors.ts";
 import { inspect } from "./inspect.ts";
@@ -101,7 +101,7 @@ function openWritable(path: string, options: OpenOptions): OpenedDatabase {
 function createAside(path: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) throw new StoreError("cannot-open", `cannot create ${path}: directory ${dir} does not exist`);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(4).toString("hex")}.creating`);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}-${nodeCrypto().randomBytes(4).toString("hex")}.creating`);
   try {
     let db: Database.Database | undefined;
     try {
