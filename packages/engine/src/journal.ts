@@ -297,11 +297,20 @@ export class Journal {
    * Appends patches authored elsewhere (a session's recipes) under `plan` (from {@link planIds}):
    * `inputs` hold the ops as they will be stored, the floor op included. Validates them first.
    */
-  commitPlanned(inputs: readonly CommitInput[], plan: IdPlan): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+  commitPlanned(
+    inputs: readonly CommitInput[],
+    plan: IdPlan,
+    folded?: { readonly base: Tree; readonly folds: readonly Fold[] },
+  ): { metas: EventMeta[]; patches: (readonly Op[])[] } {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs, plan.floor);
     const patches = inputs.map((i) => i.ops);
-    const folds = foldAll(this.#tree, patches);
+    // The author's folds of exactly these patches onto this tree (the same applyPatch, options and
+    // checks foldAll uses) are not folded a second time.
+    const folds =
+      folded !== undefined && folded.base === this.#tree && folded.folds.length === patches.length
+        ? folded.folds
+        : foldAll(this.#tree, patches);
     const last = (folds[folds.length - 1] as Fold).tree;
     const first = patches[0]?.[0];
     const floored = first !== undefined && first[0] === "set" && first[1] === 0;
@@ -496,7 +505,8 @@ function warnSnapshot(error: unknown, event: EventId): void {
 }
 
 /** A patch folded: the tree after it and what it did. */
-interface Fold {
+/** A patch folded onto a tree: the tree after it, and what it did. */
+export interface Fold {
   readonly tree: Tree;
   readonly effect: PatchEffect;
 }

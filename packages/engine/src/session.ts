@@ -7,16 +7,17 @@
 import {
   applyPatch,
   count,
-  draft,
+  type Change as DomChange,
   type Element,
   type NodeId,
   type NodeSpec,
   type Op,
+  type PatchEffect,
   type SelectOptions,
   select,
   selectOne,
   type Tree,
-  type TreeDraft,
+  TreeDraft,
   toSnapshot,
 } from "@strata/dom";
 import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
@@ -25,6 +26,7 @@ import { decodeEvent, markChecked } from "./events.ts";
 import {
   type CommitInput,
   checkInputs,
+  type Fold,
   type IdPlan,
   Journal,
   type JournalOptions,
@@ -220,26 +222,46 @@ export class Session implements StreamHost, SubscriptionSource {
       return this.#publish(j.commitWithOps(inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) }))));
     const base = j.tree;
     // Author on the tree as it will be: a new line starts at a floor in its own range (L5).
-    const author = (floor: number | undefined): { patches: CommitInput[]; minted: number } => {
+    const author = (floor: number | undefined): { patches: CommitInput[]; minted: number; folds: Fold[] } => {
       const start = floor === undefined ? base : raiseTo(base, floor);
       let tree = start;
+      // Each patch folded onto the tree before it, as the journal folds it (foldAll): on a line that
+      // continues (no floor) these are the journal's folds, so it does not fold them again.
+      const folds: Fold[] = [];
       const patches = inputs.map((input, i) => {
-        let ops: readonly Op[] =
-          typeof input.change === "function"
-            ? draft(tree, input.change, { monotonic: true }).ops
-            : floor === undefined
-              ? input.change
-              : shiftMinted(input.change, base.hwm, floor - base.hwm);
-        checkInputs([{ ops }]);
-        tree = applyPatch(tree, ops, { monotonic: true });
+        let ops: readonly Op[];
+        if (typeof input.change === "function") {
+          // The draft applies each op as the recipe makes it, with foldAll's options: its tree is
+          // the fold of its ops (DOM-32), and its ops' effects, numbered by their place in the
+          // patch, are the patch's effect — the patch is folded once, here.
+          const changes: DomChange[] = [];
+          const d: TreeDraft = new TreeDraft(tree, {
+            monotonic: true,
+            onEffect: (e) => {
+              const at = d.ops.length; // the op being applied is not recorded yet
+              for (const c of e.changes) changes.push(at === 0 ? c : { ...c, op: c.op + at });
+            },
+          });
+          input.change(d);
+          ops = [...d.ops];
+          checkInputs([{ ops }]);
+          folds.push({ tree: d.tree, effect: { hwm: { before: tree.hwm, after: d.tree.hwm }, changes } });
+          tree = d.tree;
+        } else {
+          ops = floor === undefined ? input.change : shiftMinted(input.change, base.hwm, floor - base.hwm);
+          checkInputs([{ ops }]);
+          let effect: PatchEffect | undefined;
+          tree = applyPatch(tree, ops, { monotonic: true, onEffect: (e) => (effect = e) });
+          folds.push({ tree, effect: effect as PatchEffect });
+        }
         if (i === 0 && floor !== undefined) ops = [["set", 0, "hwm", String(floor)], ...ops];
         return { ops, ...meta(input) };
       });
-      return { patches, minted: tree.hwm - start.hwm };
+      return { patches, minted: tree.hwm - start.hwm, folds };
     };
     let floor = j.startFloor();
     let plan: IdPlan | undefined;
-    let authored: { patches: CommitInput[]; minted: number } | undefined;
+    let authored: { patches: CommitInput[]; minted: number; folds: Fold[] } | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       authored = author(floor);
       plan = j.planIds(authored.minted, floor);
@@ -251,7 +273,7 @@ export class Session implements StreamHost, SubscriptionSource {
         "bad-input",
         "a recipe minted a different number of ids each time it ran; recipes must be pure functions of the draft",
       );
-    return this.#publish(j.commitPlanned(authored.patches, plan));
+    return this.#publish(j.commitPlanned(authored.patches, plan, floor === undefined ? { base, folds: authored.folds } : undefined));
   }
 
   #publish({ metas, patches }: { metas: EventMeta[]; patches: (readonly Op[])[] }): EventMeta[] {
