@@ -30,7 +30,7 @@ const GROUPS: Record<string, readonly string[]> = {
   agent: ["loop", "prompt", "inspector"],
   workspace: ["baseline", "calls", "fork"],
   api: ["public"],
-  cli: ["startup"],
+  cli: ["startup", "reads"],
   import: ["foreign"],
 };
 

@@ -13,7 +13,7 @@
  * Knobs: BENCH_ROUNDS (default 15).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -29,50 +29,10 @@ import {
   runAsScript,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { BIN, installedLayout, ROOT, type Timed, timed, userEnv } from "./process.ts";
 
 const NAME = "startup";
-const ROOT = join(import.meta.dirname, "..", "..");
-const CLI = join(ROOT, "apps", "cli");
-const BIN = join(CLI, "bin", "strata.mjs");
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
-
-/** The environment of a user's shell: no source condition, no strata settings. */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
-  delete env.NODE_OPTIONS;
-  for (const k of Object.keys(env)) if (k.startsWith("STRATA_")) delete env[k];
-  return env;
-}
-
-/**
- * The published package's layout in `dir`: its bin and package.json copied, its dist/ linked (Node
- * resolves the link, so dist/'s dependencies come from the checkout's node_modules, as they would
- * from the installing project's). No tsconfig.build.json beside it, so the bin is not in a checkout
- * and runs dist/ straight away, as it does after `npm install @strata/cli`. Returns the bin.
- */
-function installedLayout(dir: string): string {
-  const pkg = join(dir, "node_modules", "@strata", "cli");
-  mkdirSync(join(pkg, "bin"), { recursive: true });
-  copyFileSync(join(CLI, "package.json"), join(pkg, "package.json"));
-  copyFileSync(BIN, join(pkg, "bin", "strata.mjs"));
-  symlinkSync(join(CLI, "dist"), join(pkg, "dist"), "dir");
-  return join(pkg, "bin", "strata.mjs");
-}
-
-interface Timed {
-  readonly wall: number;
-  readonly cpu: number;
-  readonly rss: number;
-}
-
-/** One run under /usr/bin/time: wall and CPU in ms, peak RSS in bytes. */
-function timed(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Timed {
-  const r = spawnSync("/usr/bin/time", ["-f", "TIME %e %U %S %M", ...argv], { cwd, env, encoding: "utf8" });
-  const m = /TIME (\S+) (\S+) (\S+) (\S+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || m === null) throw new Error(`${argv.join(" ")} failed (exit ${r.status}): ${r.stderr}`);
-  const [, wall, user, sys, rss] = m.map(Number) as [number, number, number, number, number];
-  return { wall: wall * 1000, cpu: (user + sys) * 1000, rss: rss * 1024 };
-}
 
 const mod: BenchModule = {
   title: "CLI start-up (`strata --help`, `strata ls`, against `node -e 0`)",
