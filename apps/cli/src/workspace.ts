@@ -140,10 +140,13 @@ export function filesAt(store: Store, head: EventId, event: EventId, tree: Tree)
   if (workspaceElement(tree) !== undefined) return { tree, event };
   const meta = store.eventMeta(event);
   if (meta === undefined) return undefined;
-  for (const e of store.chainMeta(head, meta.depth, Number.MAX_SAFE_INTEGER)) {
-    if (e.label !== WS_EVENT.baseline) continue;
+  // The baselines after `event`, one index lookup each (a line that never recorded its files costs
+  // one lookup, not a read of its history: issue 14).
+  let e = store.firstLabeled(head, WS_EVENT.baseline, meta.depth);
+  while (e !== undefined) {
     const at = materialize(store, e.id);
     if (workspaceElement(at) !== undefined) return { tree: at, event: e.id };
+    e = store.firstLabeled(head, WS_EVENT.baseline, e.depth);
   }
   return undefined;
 }

@@ -20,7 +20,8 @@ import { type Element, type NodeId, type NodeSpec, type Op, type Tree, TreeDraft
 import { EngineError, metaOf, type Session } from "@strata/engine";
 import type { EventMeta, Store } from "@strata/store";
 import type { ModelSettings } from "./model.ts";
-import { canonicalJson, type ReplayPolicy, type ToolSpec } from "./tools/registry.ts";
+import { canonicalJson } from "./tools/canonical.ts";
+import type { ReplayPolicy, ToolSpec } from "./tools/registry.ts";
 import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
 import { CALL, LABEL } from "./vocabulary.ts";
 

@@ -340,6 +340,18 @@ export class CheckedStore implements Store {
     }
   }
 
+  firstLabeled(head: EventId, label: string, afterDepth = 0): EventMeta | undefined {
+    try {
+      this.open();
+      checkId(head, "firstLabeled: the head");
+      if (typeof label !== "string") throw new StoreError("bad-input", `firstLabeled: the label must be a string, got ${show(label)}`);
+      checkCount(afterDepth, "firstLabeled: afterDepth");
+      return this.inner.firstLabeled(head, label, afterDepth);
+    } catch (e) {
+      throw toStoreError(e, "store.firstLabeled", this.mapError);
+    }
+  }
+
   log(session: SessionId, query: LogQuery = {}): EventMeta[] {
     try {
       this.open();

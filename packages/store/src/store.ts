@@ -112,6 +112,11 @@ export interface Store {
   chain(head: EventId, afterDepth?: number, limit?: number): StoredEvent[];
   /** Metadata of the chain ending at `head` (no payloads), oldest first, with depth > `afterDepth`. */
   chainMeta(head: EventId, afterDepth?: number, limit?: number, reverse?: boolean): EventMeta[];
+  /**
+   * The first event labelled `label` on the chain ending at `head` with depth > `afterDepth`, or
+   * undefined: found in the index, so it costs the same wherever it is, or whether it is there.
+   */
+  firstLabeled(head: EventId, label: string, afterDepth?: number): EventMeta | undefined;
   /** A branch's history from the index, without payloads. */
   log(session: SessionId, query?: LogQuery): EventMeta[];
   /** True when `ancestor` is on the chain that ends at `descendant` (an event is its own ancestor). */
@@ -173,6 +178,7 @@ export const STORE_METHODS = [
   "chainData",
   "chain",
   "chainMeta",
+  "firstLabeled",
   "log",
   "isAncestor",
   "atDepth",

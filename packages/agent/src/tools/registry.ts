@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { CALL, type OutcomeStatus } from "../vocabulary.ts";
+import { canonicalJson } from "./canonical.ts";
 
 export type { OutcomeStatus } from "../vocabulary.ts";
 
@@ -125,16 +126,6 @@ export class ToolRegistryError extends Error {
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object")
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  return JSON.stringify(value);
-}
 
 /** The hash the roster records for a schema or description: sha256 of its canonical JSON / bytes. */
 export function contentHash(value: unknown): string {

@@ -337,6 +337,16 @@ export class SqliteBackend implements Store {
     return withPriors(metas, (id) => this.eventMeta(id)?.prior ?? null, reverse);
   }
 
+  firstLabeled(head: EventId, label: string, afterDepth = 0): EventMeta | undefined {
+    const h = this.#headMeta(head);
+    // Oldest span first; within a span, the covering index (segment, depth, kind, label, …) is scanned in SQL.
+    for (const span of this.#spans(head, h.depth, afterDepth).reverse()) {
+      const found = this.#st.firstLabeledIn.get(span.segment, Math.max(span.from, afterDepth), span.to, label);
+      if (found !== undefined) return this.eventMeta(found[0] as EventId);
+    }
+    return undefined;
+  }
+
   /** The metadata of a chain read's head, which must exist. */
   #headMeta(head: EventId): EventMeta {
     return this.eventMeta(head) ?? notFound(`event ${head}`);

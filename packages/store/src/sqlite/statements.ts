@@ -276,6 +276,9 @@ export function prepare(db: Database.Database, legacy = false) {
     listRange: rows<DepthRange, MetaRow>(
       `SELECT ${listCols} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth LIMIT ?`,
     ),
+    firstLabeledIn: tuples<[segment: number, from: number, to: number, label: string], [id: number]>(
+      "SELECT id FROM events WHERE segment = ? AND depth > ? AND depth <= ? AND label = ? ORDER BY depth LIMIT 1",
+    ),
     listRangeDesc: rows<DepthRange, MetaRow>(
       `SELECT ${listCols} FROM events WHERE segment = ? AND depth > ? AND depth <= ? ORDER BY depth DESC LIMIT ?`,
     ),

@@ -149,6 +149,14 @@ const CALLS: Record<StoreMethod, Entry> = {
   chainData: chainRead(),
   chain: chainRead(),
   chainMeta: chainRead(),
+  firstLabeled: {
+    valid: (c) => [c.head, "label", 0],
+    slots: [
+      { name: "head", at: (_, v) => [v, "label"], bad: NOT_ID },
+      { name: "label", at: (c, v) => [c.head, v], bad: [5, null, {}, ["x"]] },
+      { name: "afterDepth", at: (c, v) => [c.head, "label", v], bad: NOT_COUNT },
+    ],
+  },
   log: {
     valid: (c) => [c.s, { limit: 2 }],
     slots: [

@@ -175,6 +175,27 @@ export function logConformance(kit: Kit): void {
       expect((await store.chainMeta(head, 0, 3, true)).map((e) => e.prior)).toEqual(expected.slice(-4, -1).reverse());
     });
 
+    it("ST-7: firstLabeled finds the first event of a label after a depth, across the chain's segments, and nothing off the chain", async () => {
+      const store = await kit.open();
+      const s = await session(store, 3); // e0 e1 e2 at depths 2–4
+      const e1 = s.events[1] as EventMeta;
+      // a fork at e1 (a new segment) with labels of its own, and main going on with others
+      const fork = await store.fork(s.id, e1.id, "alt");
+      const onAlt = await store.append(s.id, "alt", fork.head, [ev("a", "x"), ev("b", "y"), ev("c", "x")]);
+      const onMain = await store.append(s.id, "main", s.events[2]?.id as EventId, [ev("m", "main-only"), ev("n", "x")]);
+      const altHead = onAlt[2]?.id as EventId;
+      expect(await store.firstLabeled(altHead, "e0")).toEqual(s.events[0]);
+      expect((await store.firstLabeled(altHead, "x"))?.id, "the first x of the fork's own segment").toBe(onAlt[0]?.id);
+      expect((await store.firstLabeled(altHead, "x", onAlt[0]?.depth))?.id, "after a depth: the next one").toBe(onAlt[2]?.id);
+      expect(await store.firstLabeled(altHead, "x", onAlt[2]?.depth), "none after the last").toBeUndefined();
+      expect(await store.firstLabeled(altHead, "e2"), "main's e2 is not on the fork's chain").toBeUndefined();
+      expect(await store.firstLabeled(altHead, "main-only")).toBeUndefined();
+      expect((await store.firstLabeled(onMain[1]?.id as EventId, "x"))?.id, "main's own x").toBe(onMain[1]?.id);
+      expect(await store.firstLabeled(onMain[1]?.id as EventId, "y"), "the fork's y is not on main").toBeUndefined();
+      expect(await store.firstLabeled(e1.id, "e2"), "nothing past the head").toBeUndefined();
+      await fails(() => store.firstLabeled(999_999 as EventId, "x"), "not-found", /999999/);
+    });
+
     it("ST-7: interleaved sessions read back exactly their own chains, whole and in tails", async () => {
       const store = await kit.open();
       const heads: { id: SessionId; head: EventId; chain: EventId[] }[] = [];
