@@ -294,6 +294,7 @@ const replay: Command = {
     "--verify replays the branch from genesis with no snapshot and compares it with every snapshot on the chain and with the head as a reopen builds it; it reports the first event where they differ. It then re-renders every request the model was sent on the branch from the tree and compares it with the hash recorded on its turn: a mismatch names the event and the part (system, tools, settings, messages) and shows the difference.",
     "--rerun forks the branch before its first user turn and drives the loop again: recorded model replies, `safe` tools re-executed for real, `never` tools answered from the recording. It reports the first reply or observation that differs (exit 1 when one does).",
     "--override makes that re-run a counterfactual: llm:CALL=FILE replaces the model reply that made call CALL with FILE (JSON {text, toolCalls:[{name, arguments}]}); tool:CALL=FILE replaces that call's observation with FILE's text. Every override is recorded in the new branch.",
+    "A session imported from another tool (import --from) calls that tool's tools, which strata does not have: its re-run answers every call from the recording and runs nothing.",
   ].join("\n"),
   examples: [
     "strata replay @last --verify",
@@ -314,7 +315,7 @@ const replay: Command = {
       type: "string",
       value: "DIR",
       description:
-        "where the re-run plays: a new or empty directory that gets the recorded files (default <database dir>/workspaces/<handle>/<branch>); for a session that records no files, where its safe tools run (default: the recorded workspace; required for an imported session)",
+        "where the re-run plays: a new or empty directory that gets the recorded files (default <database dir>/workspaces/<handle>/<branch>); for a session that records no files, where its safe tools run (default: the recorded workspace; required for a session imported from a bundle; unused for one imported from another tool, whose calls are all answered from the recording)",
     },
   },
   positionals: { min: 1, max: 1 },
@@ -343,18 +344,21 @@ const importCmd: Command = {
   description: [
     "Checks every field of the bundle first (types, ranges, references, digests, and a replay of every event against the heads' XML), then creates a new session with its events and branches in one transaction (event ids are new; the original session id is kept in the metadata as importedFrom) and verifies every head again in the database. Blobs nothing refers to are dropped and listed. A bundle that fails any check leaves the database untouched (exit 1).",
     "With --from, each PATH is a session file another tool recorded, or a directory of them: every session found becomes a new strata session (one transaction each) whose tree holds its turns, tool calls and results, model and usage, with the source's timestamps and its branches (sidechains, edits) as branches; the source file is kept verbatim as a blob. A file imported before (the same sha256) is skipped. Lines that cannot be read are listed with file and line (the rest is imported); a format version strata does not know is a failure naming it (exit 1). Progress on stderr for many files.",
+    "For opencode, PATH is ~/.local/share/opencode (its opencode.db is read, read-only), a legacy storage/ directory (each session: its files as one blob), one storage/session/<project>/<ses>.json, an opencode.db, or a file `opencode export` wrote; an /undo is a branch `reverted`, a task tool's child session a session of its own. `strata replay --rerun` of an imported session answers its calls from the recording.",
   ].join("\n"),
   examples: [
     "strata import session.strata.json",
     "strata import session.strata.json --db other.db --json",
     "strata import --from claude-code ~/.claude/projects/-home-me-proj/",
     "strata import --from claude-code 5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl --json",
+    "strata import --from opencode ~/.local/share/opencode",
   ],
   options: {
     from: {
       type: "string",
       value: "FORMAT",
-      description: "import sessions recorded by another tool: claude-code, codex, pi or opencode (PATH: a session file or a directory)",
+      description:
+        "import sessions recorded by another tool: claude-code, codex, pi or opencode (PATH: a session file or a directory; for opencode also an opencode.db)",
     },
   },
   positionals: { min: 0, max: Number.MAX_SAFE_INTEGER },

@@ -1,16 +1,71 @@
 /**
- * `strata import --from` end to end (IM-13): the real binary imports our Claude Code fixture, the
- * derived commands read the result, a second import skips it, and usage errors and unknown
- * versions exit as docs/cli.md says.
+ * `strata import --from` end to end (IM-13): the real binary imports our fixtures of each format,
+ * the derived commands read the result, a second import skips it, and usage errors and unknown
+ * versions exit as docs/cli.md says. Then what strata does with a recording (IM-23): a re-run of
+ * an imported session answers its calls from the recording, an override makes a counterfactual
+ * branch, a fork at one of its events continues with the scripted model, and the inspector serves
+ * its timeline, trees, diffs and prompts.
  */
-import { copyFileSync, mkdirSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, ROOT, strata, tempDir } from "./cli-kit.ts";
+import { BIN, cleanEnv, cleanup, json, ROOT, script, strata, tempDir } from "./cli-kit.ts";
 
 const FIXTURES = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "claude-code");
 const PI = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "pi");
 const CODEX = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "codex");
+const OPENCODE = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "opencode", "storage");
+const OC_PROJECT = "7c1e2d3f4a5b6c7d8e9f00112233445566778899";
+/** Sessions of the OpenCode fixture: A (the undo, the compaction …), its child B, D (a newer OpenCode). */
+const OC = { A: "ses_3fa0000000ffeSeSsIoNaaaaaa", B: "ses_3fb0000000ffeSeSsIoNbaaaaa", D: "ses_3fd0000000ffeSeSsIoNdaaaaa" };
+const ocFile = (id: string): string => join(OPENCODE, "session", OC_PROJECT, `${id}.json`);
+
+interface Imported {
+  readonly session: string;
+  readonly handle: string;
+  readonly sourceId: string;
+}
+/** An element a diff adds. */
+interface Added {
+  readonly node: { readonly tag: string; readonly attrs: Record<string, string> };
+}
+interface LogDoc {
+  readonly events: { readonly id: number; readonly label: string }[];
+}
+
+/** Imports PATHs with --json; the sessions it made. */
+async function importJson(dir: string, from: string, paths: readonly string[]): Promise<Imported[]> {
+  const r = await strata(dir, ["import", "--from", from, ...paths, "--json"]);
+  expect(r.stderr, r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return json<{ sessions: Imported[] }>(r).sessions;
+}
+
+/** `strata serve --port 0 --json` as a child process, once it listens. */
+function serve(cwd: string): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, [BIN, "serve", "--port", "0", "--json"], {
+    cwd,
+    env: { ...cleanEnv(), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  return new Promise((resolve, reject) => {
+    proc.stdout?.on("data", (c) => {
+      out += c;
+      try {
+        resolve({ proc, url: JSON.parse(out).url });
+      } catch {
+        // not the whole document yet
+      }
+    });
+    proc.stderr?.on("data", (c) => {
+      err += c;
+    });
+    proc.on("exit", (code) => reject(new Error(`strata serve exited (${code}):\n${out}\n${err}`)));
+  });
+}
 
 afterEach(cleanup);
 
@@ -103,6 +158,196 @@ describe("strata import --from", () => {
     expect(v.code).toBe(1);
     expect(JSON.parse(v.stdout).failed[0].message).toMatch(/before session_meta/);
   });
+
+  it("IM-13 IM-16 IM-17 IM-20 imports OpenCode sessions: a storage directory (a newer OpenCode exits 1 naming it), log, show and prompt at an event, the undo's branch and its diff", async () => {
+    const whole = tempDir();
+    const all = await strata(whole, ["import", "--from", "opencode", OPENCODE]);
+    expect(all.code).toBe(1);
+    expect(all.stdout).toMatch(/^imported \S+ .*ses_3fa0000000ffeSeSsIoNaaaaaa\.json \(opencode 1\.0\.120\): 2 branches, \d+ events$/m);
+    expect(all.stderr).toContain(`strata: ${ocFile(OC.D)}: session ${OC.D} was written by OpenCode "2.1.0", not a version strata reads`);
+    // problems as file:line, the rest imported
+    expect(all.stderr).toMatch(
+      /ses_3fe0000000ffeSeSsIoNeaaaaa\/msg_0c0ffee00155Fx13262840136022\.json:4: message msg_0c0ffee00155Fx13262840136022: not JSON/,
+    );
+    expect(all.stderr).toContain(`${join(OPENCODE, "message", "ses_0rphan000000ffeNoSessionFile")}: 1 message(s) of session`);
+    expect(all.stderr).not.toMatch(/at .*\.ts:\d+/);
+
+    const dir = tempDir();
+    const [a, b] = (await importJson(dir, "opencode", [ocFile(OC.A), ocFile(OC.B)])) as [Imported, Imported];
+    expect([a.sourceId, b.sourceId]).toEqual([OC.A, OC.B]);
+    const ls = json<{ sessions: { id: string; status: string; outcome: string; title: string }[] }>(await strata(dir, ["ls", "--json"]));
+    expect(ls.sessions.find((s) => s.id === a.session)).toMatchObject({
+      status: "imported from opencode",
+      outcome: "idle",
+      title: "Counting notes",
+    });
+    const log = await strata(dir, ["log", a.handle]);
+    expect(log.code).toBe(0);
+    for (const label of ["turn.user", "turn.end", "call.outcome", "turn.failed", "import.compaction", "import.end"])
+      expect(log.stdout).toContain(label);
+    expect(log.stdout).toContain("⑂ fork → reverted");
+    expect(log.stdout).toContain("2026-01-05 09:00:01");
+    const events = json<LogDoc>(await strata(dir, ["log", a.handle, "--json"])).events;
+    const firstEnd = events.find((e) => e.label === "turn.end")?.id as number;
+    // show --at: the reply as it stood when it ended, its calls not yet answered
+    const at = await strata(dir, ["show", a.handle, "--at", String(firstEnd), "--select", "turn[role=assistant] > call", "--json"]);
+    expect(at.code).toBe(0);
+    expect(json<{ elements: { attrs: Record<string, string> }[] }>(at).elements.map((e) => [e.attrs.tool, e.attrs.status])).toEqual([
+      ["read", "pending"],
+      ["bash", "pending"],
+    ]);
+    const later = json<{ elements: { attrs: Record<string, string> }[] }>(
+      await strata(dir, ["show", a.handle, "--at", String(firstEnd + 2), "--select", "call", "--json"]),
+    );
+    expect(later.elements.map((e) => [e.attrs.status, e.attrs.error])).toEqual([
+      ["executed", undefined],
+      ["executed", "tool-error"],
+    ]);
+    // prompt --at: what the model was sent for the second reply
+    const p = json<{ request: { messages: { role: string; content: string }[] }; unrecorded: string[] }>(
+      await strata(dir, ["prompt", a.handle, "--at", String(firstEnd + 2), "--json"]),
+    );
+    expect(p.request.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "How many notes are in notes/?\n\n[Attached image/png: shot.png]"],
+      ["assistant", "Let me look."],
+      ["tool", "a.md\nb.md"],
+      ["tool", "bash: wc: command not found"],
+    ]);
+    expect(p.unrecorded).toEqual(["system", "tools"]);
+    const head = json<{ request: { messages: { content: string }[] } }>(await strata(dir, ["prompt", a.handle, "--json"]));
+    expect(head.request.messages[0]?.content).toMatch(/^Summary of the conversation so far:\nThe user asked how many notes there are/);
+    // The undo: main ends before it, the undone turns are the difference
+    const branches = await strata(dir, ["branches", a.handle, "-q"]);
+    expect(branches.stdout.split("\n").filter(Boolean).sort()).toEqual(["main", "reverted"]);
+    const diff = await strata(dir, ["diff", `${a.handle}@main`, `${a.handle}@reverted`, "--json"]);
+    expect(diff.code).toBe(0);
+    const added = json<{ diff: { added: Added[] } }>(diff).diff.added;
+    expect(added.map((e) => [e.node.tag, e.node.attrs.role])).toEqual([
+      ["turn", "user"],
+      ["turn", "assistant"],
+    ]);
+    const again = await strata(dir, ["import", "--from", "opencode", ocFile(OC.A)]);
+    expect(again.stdout).toMatch(/skipped .*ses_3fa0000000ffeSeSsIoNaaaaaa\.json: already imported as/);
+  });
+
+  // IM-23, for every format: a re-run answers the recording's calls from it; an override is a
+  // counterfactual branch; a fork at an event continues with the scripted model.
+  const formats: [string, string, { readonly divergence: null | RegExp; readonly call: string }][] = [
+    ["claude-code", join(FIXTURES, "session.jsonl"), { divergence: null, call: "toolu_3" }],
+    ["pi", join(PI, "session.jsonl"), { divergence: null, call: "call_3" }],
+    // A freeform tool (apply_patch) takes text, not a JSON object: strata's loop refuses it.
+    [
+      "codex",
+      join(CODEX, "rollout.jsonl"),
+      { divergence: /^call call_3 \(apply_patch\): executed in the recording, not_executed in the re-run$/, call: "call_1" },
+    ],
+    ["opencode", ocFile(OC.B), { divergence: null, call: "call_r1" }],
+  ];
+  for (const [from, file, want] of formats)
+    it(`IM-23 a ${from} session: replay --rerun answers its calls from the recording, --override is a counterfactual, a fork continues with a scripted model`, async () => {
+      const dir = tempDir();
+      const [s] = (await importJson(dir, from, [file])) as [Imported];
+      const r = await strata(dir, ["replay", s.handle, "--rerun", "--json"]);
+      const doc = json<{ branch: string; recordedNever: number; rerunSafe: number; divergence: { message: string } | null }>(r);
+      expect(doc.branch).toBe("rerun/main");
+      expect(doc.rerunSafe).toBe(0); // nothing of the source's tools runs here
+      expect(doc.recordedNever).toBeGreaterThan(0);
+      if (want.divergence === null) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(doc.divergence).toBeNull();
+      } else {
+        expect(r.code).toBe(1);
+        expect(doc.divergence?.message).toMatch(want.divergence);
+      }
+      // A counterfactual: the reply that made the call says something else.
+      writeFileSync(join(dir, "reply.json"), JSON.stringify({ text: "I know the answer without looking." }));
+      const cf = await strata(dir, ["replay", s.handle, "--override", `llm:${want.call}=reply.json`, "--json"]);
+      expect(cf.code, cf.stderr).toBe(0);
+      expect(json<{ branch: string; divergence: { what: string } }>(cf)).toMatchObject({
+        branch: "whatif/main",
+        divergence: { what: "reply" },
+      });
+      const whatif = json<{ elements: { children: { tag: string; text?: string }[] }[] }>(
+        await strata(dir, ["show", `${s.handle}@whatif/main`, "--select", "turn[role=assistant]", "--json"]),
+      );
+      expect(whatif.elements.flatMap((t) => t.children.filter((c) => c.tag === "text").map((c) => c.text))).toContain(
+        "I know the answer without looking.",
+      );
+      // From an event of the recording: fork after the first prompt, continue with the scripted model.
+      const events = json<LogDoc>(await strata(dir, ["log", s.handle, "--json"])).events;
+      const prompt = events.find((e) => e.label === "turn.user")?.id as number;
+      expect((await strata(dir, ["fork", `${s.handle}@${prompt}`, "--name", "what-if"])).code).toBe(0);
+      const model = script(dir, "cf", [{ text: "Counterfactual: a scripted answer." }]);
+      const resumed = await strata(dir, ["resume", `${s.handle}@what-if`, "--model", model]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain("Counterfactual: a scripted answer.");
+      const d = json<{ diff: { added: Added[] } }>(await strata(dir, ["diff", `${s.handle}@${prompt}`, `${s.handle}@what-if`, "--json"]));
+      expect(d.diff.added.some((e) => e.node.tag === "turn" && e.node.attrs.model === "scripted:cf")).toBe(true);
+    });
+
+  it("IM-23 an OpenCode recording that ends with a call that never reported: the re-run says where it diverges, and reproduces its undone branch up to there", async () => {
+    const dir = tempDir();
+    const [a] = (await importJson(dir, "opencode", [ocFile(OC.A)])) as [Imported];
+    const r = await strata(dir, ["replay", a.handle, "--rerun", "--json"]);
+    expect(r.code).toBe(1);
+    expect(json<{ recordedNever: number; divergence: { what: string; message: string } }>(r)).toMatchObject({
+      recordedNever: 4,
+      divergence: { what: "status", message: "call call_w1 (write): interrupted in the recording, env_error in the re-run" },
+    });
+    const undone = await strata(dir, ["replay", `${a.handle}@reverted`, "--rerun", "--json"]);
+    expect(json<{ branch: string }>(undone).branch).toBe("rerun/reverted");
+  });
+
+  it("IM-23 the inspector serves an imported OpenCode session: its timeline, the tree at an event, the undo's diff, the prompt", async () => {
+    const dir = tempDir();
+    const [a] = (await importJson(dir, "opencode", [ocFile(OC.A), ocFile(OC.B)])) as [Imported];
+    const { proc, url } = await serve(dir);
+    const get = async <T>(path: string): Promise<T> => {
+      const res = await fetch(new URL(path, url));
+      expect(res.status, path).toBe(200);
+      return (res.headers.get("content-type")?.includes("json") ? res.json() : res.text()) as Promise<T>;
+    };
+    try {
+      const { sessions } = await get<{ sessions: { id: string; title: string }[] }>("api/sessions");
+      expect(sessions.map((s) => s.title).sort()).toEqual(["Counting notes", "Summarize notes (@general subagent)"]);
+      const info = await get<{ branches: { name: string; origin: string; originEvent: number | null }[] }>(`api/sessions/${a.session}`);
+      const reverted = info.branches.find((b) => b.name === "reverted");
+      expect(reverted?.origin).toBe("fork");
+      // the timeline of the undone branch
+      const page = await get<{ total: number; events: { id: number; label: string; ts: number }[] }>(
+        `api/sessions/${a.session}/events?branch=reverted`,
+      );
+      expect(page.events).toHaveLength(page.total);
+      const labels = page.events.map((e) => e.label);
+      expect(labels.slice(0, 3)).toEqual(["session.start", "import.source", "turn.user"]);
+      expect(labels).toEqual(expect.arrayContaining(["turn.end", "call.outcome", "turn.failed", "import.compaction", "import.end"]));
+      expect(page.events[2]?.ts).toBe(Date.UTC(2026, 0, 5, 9, 0, 1));
+      // the tree at the first reply's end: reasoning, text, calls still pending; a moment later, answered
+      const end = page.events.find((e) => e.label === "turn.end")?.id as number;
+      const xml = await get<string>(`api/sessions/${a.session}/tree?at=${end}&format=xml`);
+      expect(xml).toContain(">List the directory first.</reasoning>");
+      expect(xml).toMatch(/<call [^>]*status="pending" tool="read"/);
+      const answered = await get<{ matches: number[] }>(
+        `api/sessions/${a.session}/tree?at=${end + 2}&select=${encodeURIComponent('call[status="executed"]')}`,
+      );
+      expect(answered.matches).toHaveLength(2);
+      // the undo's diff: from where the branch forked to its head
+      const d = await get<{ diff: { added: Added[] } }>(`api/sessions/${a.session}/diff?from=${reverted?.originEvent}&branch=reverted`);
+      expect(d.diff.added.filter((e) => e.node.tag === "turn").map((e) => e.node.attrs.role)).toEqual(["user", "assistant"]);
+      const p = await get<{ request: { messages: { role: string; content: string }[] } }>(
+        `api/sessions/${a.session}/prompt?branch=reverted`,
+      );
+      expect(p.request.messages.map((m) => m.content).slice(-3)).toEqual([
+        "Make it one line.\n\nThe following tool was executed by the user",
+        "One line it is.",
+        expect.stringMatching(/^The call to edit was interrupted/),
+      ]);
+    } finally {
+      proc.kill("SIGTERM");
+    }
+    // it stops on SIGTERM (CLI-25)
+    expect(await new Promise((resolve) => (proc.exitCode !== null ? resolve(proc.exitCode) : proc.once("exit", resolve)))).toBe(0);
+  }, 120_000);
 
   it("IM-13 usage errors exit 2 before the database exists; an unknown version exits 1 naming it", async () => {
     const dir = tempDir();

@@ -28,6 +28,7 @@ import { runAgent } from "./loop.ts";
 import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
 import { canonicalJson } from "./requests.ts";
 import { baselineDivergence, type FilePair, firstFileDifference, lineFiles, prepareDirectory, startingFiles } from "./rerun-files.ts";
+import { startRun } from "./start.ts";
 import { type Action, type ActionOutcome, type Executor, outcome, type ToolContext, type ToolRegistry } from "./tools/registry.ts";
 import { ATTR, byCall, CALL, DIAG, FINAL_STOPS, LABEL, META, ROLE, type StopReason, TAG, TURN } from "./vocabulary.ts";
 import { checkoutWorkspace } from "./workspace/checkout.ts";
@@ -103,19 +104,25 @@ function textOf(el: Element, tag: string): string {
   return el.children.find((c) => c.tag === tag)?.text ?? "";
 }
 
-/** The complete assistant turns of a tree, and its user turns with their position. */
+/**
+ * The complete assistant turns of a tree, and its user turns with their position: `answered` when
+ * a complete reply follows before the next user turn (a failed request, or input that more input
+ * follows — an imported session's injected context — has none).
+ */
 function recording(
   tree: Tree,
   full: (hash: string) => string,
-): { turns: RecordedTurn[]; users: { text: string; el: Element }[]; stop: string | undefined } {
+): { turns: RecordedTurn[]; users: { text: string; el: Element; answered: boolean }[]; stop: string | undefined } {
   const turns: RecordedTurn[] = [];
-  const users: { text: string; el: Element }[] = [];
+  const users: { text: string; el: Element; answered: boolean }[] = [];
   let stop: string | undefined;
   for (const el of bodyOf(tree).children) {
     if (el.tag === TAG.stop) stop = el.attrs[ATTR.reason];
     if (el.tag !== TAG.turn) continue;
-    if (el.attrs[ATTR.role] === ROLE.user) users.push({ text: textOf(el, TAG.text), el });
+    if (el.attrs[ATTR.role] === ROLE.user) users.push({ text: textOf(el, TAG.text), el, answered: false });
     if (el.attrs[ATTR.role] !== ROLE.assistant || el.attrs[ATTR.status] !== TURN.complete) continue;
+    const asked = users.at(-1);
+    if (asked !== undefined) asked.answered = true;
     const usage = el.children.find((c) => c.tag === TAG.usage);
     turns.push({
       el,
@@ -290,6 +297,11 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
   );
   let stop: StopReason | undefined;
   for (const user of source.users) {
+    if (!user.answered) {
+      // No recorded reply to ask for: the turn is written as it was, without asking the model (RR-1).
+      startRun(fork, { model, registry: options.registry, executor, task: user.text, limits: { maxSteps: source.turns.length + 1 } });
+      continue;
+    }
     const r = await runAgent(fork, {
       model,
       registry: options.registry,
@@ -408,7 +420,8 @@ function compare(
   }
   const late = checkBaseline(null);
   if (late !== undefined) return late;
-  if (a.stop !== b.stop)
+  // A recording with no stop of its own (an imported session) has none to compare.
+  if (a.stop !== undefined && a.stop !== b.stop)
     return {
       what: "stop",
       source: { element: null, event: null },

@@ -1,7 +1,7 @@
 /** RR-1 … RR-3: deterministic re-runs and counterfactuals. */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Session } from "@strata/engine";
+import { bodyOf, Session } from "@strata/engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { rerun, runAgent, ToolRegistry, workspaceTools } from "../src/index.ts";
 import { cleanup, fileStore, InlineModel, tempDir } from "./agent-kit.ts";
@@ -43,6 +43,45 @@ describe("RR re-runs", () => {
     expect(fork.selectOne("meta > rerun")?.attrs).toMatchObject({ of: "main" });
     expect(fork.select("body call").map((c) => c.attrs.status)).toEqual(["executed", "executed", "executed"]);
     expect((await rerun(s, { registry })).branch).toBe("rerun/main-2");
+  });
+
+  it("RR-1 a user turn the recording has no reply to is written without asking the model; a recording without a stop has none to compare", async () => {
+    const registry = new ToolRegistry(workspaceTools({ root: tempDir("strata-ws-") }));
+    const { store } = fileStore();
+    const s = Session.create(store);
+    // The first request failed (a failed turn leaves the projection); the task given again was answered.
+    await runAgent(s, {
+      model: new InlineModel([{ fail: { kind: "protocol", message: "the provider is down" } }]),
+      registry,
+      task: "count the notes",
+    });
+    await runAgent(s, { model: new InlineModel([{ text: "There are two." }]), registry, task: "count the notes, please" });
+    const report = await rerun(s, { registry });
+    expect(report).toMatchObject({ turns: 1, stop: "end-turn", divergence: undefined });
+    const fork = Session.open(store, s.id, { branch: report.branch }).session;
+    expect(fork.select("body > turn").map((t) => [t.attrs.role, t.attrs.status, t.children.find((c) => c.tag === "text")?.text])).toEqual([
+      ["user", undefined, "count the notes"],
+      ["user", undefined, "count the notes, please"],
+      ["assistant", "complete", "There are two."],
+    ]);
+    // Without a <stop> of its own (an imported recording) the re-run's stop is not a divergence.
+    const bare = Session.create(store);
+    bare.commit(
+      (d) => void d.appendChild(bodyOf(d.tree).id, { tag: "turn", attrs: { role: "user" }, children: [{ tag: "text", text: "hi" }] }),
+      {
+        label: "turn.user",
+      },
+    );
+    bare.commit(
+      (d) =>
+        void d.appendChild(bodyOf(d.tree).id, {
+          tag: "turn",
+          attrs: { role: "assistant", status: "complete" },
+          children: [{ tag: "text", text: "hello" }],
+        }),
+      { label: "turn.end" },
+    );
+    expect((await rerun(bare, { registry })).divergence).toBeUndefined();
   });
 
   it("RR-2 reports the first divergent observation with its events on both branches", async () => {

@@ -40,6 +40,10 @@ export interface ForeignCall {
   readonly name: string;
   /** The arguments as JSON text (the source's own text when it recorded one). */
   readonly args: string;
+  /** Where the call is in the source when it is a record of its own (an OpenCode tool part); else its step's. */
+  readonly at?: { readonly ref: string; readonly line: number; readonly file?: string };
+  /** Links the call's element records as attributes (an OpenCode task call's `child-session`). */
+  readonly links?: Readonly<Record<string, string>>;
 }
 
 /** One tool result of a results step, settling the call with that id. */
@@ -55,12 +59,16 @@ export interface ForeignUsage {
   readonly output: number;
   readonly cacheRead?: number;
   readonly cacheWrite?: number;
+  /** Reasoning tokens, when the source counts them apart (OpenCode). */
+  readonly reasoning?: number;
   readonly cost?: number;
 }
 
 interface StepBase {
   /** The source's id of this record (unique in the source). */
   readonly key: string;
+  /** The source id the elements name (`ref`), when it is not the key (one record written on two lines: OpenCode's revert). */
+  readonly ref?: string;
   /** The key of the step this one follows; `null`: the first step of a line of its own (IM-6). */
   readonly parent: string | null;
   /** Milliseconds since the epoch, from the source (undefined: the source has none for it). */
@@ -69,7 +77,11 @@ interface StepBase {
   readonly line: number;
   /** The file the record is in, when the source is a directory (OpenCode). */
   readonly file?: string;
-  /** A branch name to use when this step starts a line of its own (sidechains, child agents). */
+  /**
+   * A branch name: this step starts a line of its own, named so — at its parent's event (or right
+   * after the import record when it has none), even when its parent is the head of a line being
+   * written (sidechains, OpenCode's reverted messages).
+   */
   readonly lineName?: string;
 }
 

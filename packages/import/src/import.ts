@@ -10,12 +10,13 @@ import type { SessionId, Store } from "@strata/store";
 import { parseClaudeCode } from "./claude-code.ts";
 import { parseCodex } from "./codex.ts";
 import { FORMATS, type ForeignSession, type Format, ImportError, type ImportErrorCode, type ImportProblem } from "./foreign.ts";
+import { findOpenCode } from "./opencode.ts";
 import { parsePi } from "./pi.ts";
 import { type SourceFile, writeSession } from "./write.ts";
 
 export interface ImportForeignOptions {
   readonly from: Format;
-  /** A session file, or a directory holding sessions (searched recursively). */
+  /** A session file, or a directory holding sessions (searched recursively); for OpenCode also a storage directory or an opencode.db (IM-17). */
   readonly path: string;
   /** Called before each source is imported (for progress on a directory of many). */
   readonly progress?: (done: number, total: number, file: string) => void;
@@ -43,12 +44,14 @@ export interface ImportForeignReport {
   readonly problems: ImportProblem[];
 }
 
-/** A source found under the path: a file, or (OpenCode) one session of a storage directory. */
+/** A source found under the path: a file, or (OpenCode) one session of a storage directory or a database. */
 export interface Source {
   readonly file: string;
   readonly sha256: string;
   readonly files: readonly SourceFile[];
   readonly parse: () => ForeignSession;
+  /** Drops what reading it held (an OpenCode session's canonical text), once it is imported. */
+  readonly release?: () => void;
 }
 
 /** The parsers of the line-oriented formats, by format. */
@@ -70,38 +73,54 @@ export function sha256(data: string | Uint8Array): string {
 export function importForeign(store: Store, options: ImportForeignOptions): ImportForeignReport {
   if (!(FORMATS as readonly string[]).includes(options.from))
     throw new ImportError("bad-input", `unknown format ${JSON.stringify(options.from)}; strata imports ${FORMATS.join(", ")}`);
-  const sources = findSources(options.from, options.path);
+  const { sources, problems } = findAll(options.from, options.path);
   const known = importedHashes(store);
-  const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], failed: [], problems: [] };
+  const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], failed: [], problems: [...problems] };
   sources.forEach((src, i) => {
-    options.progress?.(i, sources.length, src.file);
-    const existing = known.get(src.sha256);
-    if (existing !== undefined) {
-      report.skipped.push({ file: src.file, session: existing });
-      return;
-    }
-    let foreign: ForeignSession;
     try {
-      foreign = src.parse();
-    } catch (e) {
-      if (!(e instanceof ImportError)) throw e;
-      report.failed.push({ file: src.file, code: e.code, message: e.message });
-      return;
+      importOne(store, src, i, sources.length, known, report, options);
+    } finally {
+      src.release?.();
     }
-    const written = writeSession(store, foreign, { sha256: src.sha256, file: src.file, sources: src.files });
-    known.set(src.sha256, written.session);
-    report.problems.push(...foreign.problems, ...written.problems);
-    report.sessions.push({
-      session: written.session,
-      file: src.file,
-      sourceId: foreign.sourceId,
-      version: foreign.version,
-      branchCount: written.branches,
-      eventCount: written.events,
-    });
   });
   options.progress?.(sources.length, sources.length, "");
   return report;
+}
+
+function importOne(
+  store: Store,
+  src: Source,
+  i: number,
+  total: number,
+  known: Map<string, SessionId>,
+  report: ImportForeignReport,
+  options: ImportForeignOptions,
+): void {
+  options.progress?.(i, total, src.file);
+  const existing = known.get(src.sha256);
+  if (existing !== undefined) {
+    report.skipped.push({ file: src.file, session: existing });
+    return;
+  }
+  let foreign: ForeignSession;
+  try {
+    foreign = src.parse();
+  } catch (e) {
+    if (!(e instanceof ImportError)) throw e;
+    report.failed.push({ file: src.file, code: e.code, message: e.message });
+    return;
+  }
+  const written = writeSession(store, foreign, { sha256: src.sha256, file: src.file, sources: src.files });
+  known.set(src.sha256, written.session);
+  report.problems.push(...foreign.problems, ...written.problems);
+  report.sessions.push({
+    session: written.session,
+    file: src.file,
+    sourceId: foreign.sourceId,
+    version: foreign.version,
+    branchCount: written.branches,
+    eventCount: written.events,
+  });
 }
 
 /** sha256 → session, of every session an earlier import created (IM-9). */
@@ -117,18 +136,18 @@ function importedHashes(store: Store): Map<string, SessionId> {
 
 /** The sources under a path, in a stable order. */
 export function findSources(from: Format, path: string): Source[] {
+  return findAll(from, path).sources;
+}
+
+/** The sources under a path, and the problems found while looking for them (OpenCode: messages of no session). */
+function findAll(from: Format, path: string): { sources: Source[]; problems: ImportProblem[] } {
   let isDir: boolean;
   try {
     isDir = statSync(path).isDirectory();
   } catch (e) {
     throw new ImportError("unreadable", `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, path);
   }
-  if (from === "opencode")
-    throw new ImportError(
-      "bad-input",
-      `importing opencode sessions is not built yet (strata imports ${Object.keys(JSONL).join(", ")} sessions); nothing was imported from ${path}`,
-      path,
-    );
+  if (from === "opencode") return findOpenCode(path);
   const parse = JSONL[from];
   if (parse === undefined)
     throw new ImportError(
@@ -139,12 +158,13 @@ export function findSources(from: Format, path: string): Source[] {
   const files = isDir ? jsonlFiles(path) : [path];
   if (isDir && files.length === 0)
     throw new ImportError("not-a-session", `${path} holds no .jsonl file; give a ${from} session file or a directory of them`, path);
-  return files.map((file) => {
+  const sources = files.map((file): Source => {
     const bytes = readSource(file);
     const text = bytes.toString("utf8");
     const shown = isDir ? join(path, relative(path, file)) : file;
     return { file: shown, sha256: sha256(bytes), files: [{ path: shown, text }], parse: () => parse(text, shown) };
   });
+  return { sources, problems: [] };
 }
 
 function readSource(file: string): Buffer {

@@ -27,5 +27,13 @@ export {
   importForeign,
   type Source,
 } from "./import.ts";
+export {
+  findOpenCode,
+  type OpenCodeRecord,
+  type OpenCodeRecords,
+  openCodeSession,
+  REVERTED_BRANCH,
+} from "./opencode.ts";
 export { parsePi } from "./pi.ts";
+export { importedFrom, recordedTools } from "./tools.ts";
 export { IMPORT, type SourceFile, type WriteOptions, type Written, writeSession } from "./write.ts";

@@ -13,10 +13,11 @@
  *           <usage input output cache-read cache-write cost/></turn></body>
  *
  * Every element made from a record carries the record's `line` (and `file` for a directory
- * source), so the verbatim record is one lookup away. Steps are written in order: the line of
- * history to the source's current leaf on `main`, then the others; a step whose parent is not the
- * head of a line being written starts a branch there (`Session.fork`, IM-6). Consecutive steps of
- * one line are one group commit; each step is one event with the source's timestamp.
+ * source; a call that is a record of its own names that one), so the verbatim record is one
+ * lookup away. Steps are written in order: the line of history to the source's current leaf on
+ * `main`, then the others; a step whose parent is not the head of a line being written, or that
+ * names a line of its own, starts a branch there (`Session.fork`, IM-6). Consecutive steps of one
+ * line are one group commit; each step is one event with the source's timestamp.
  */
 import { ATTR, CALL, LABEL, META, ROLE, recordInputs, TAG, TURN } from "@strata/agent";
 import { sanitizeText as clean, type NodeId, type NodeSpec, type TreeDraft } from "@strata/dom";
@@ -43,7 +44,7 @@ export interface SourceFile {
 }
 
 export interface WriteOptions {
-  /** The sha256 of the source (the file's bytes; for a directory source, of its files' hashes). */
+  /** The sha256 of the source: the file's bytes; for an OpenCode session, of its canonical text (IM-19). */
   readonly sha256: string;
   /** The path recorded for the source. */
   readonly file: string;
@@ -74,7 +75,14 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
   const session = Session.create(store, {
     title: foreign.title ?? null,
     metadata: {
-      import: { from: foreign.from, version: foreign.version, sourceId: foreign.sourceId, file: options.file, sha256: options.sha256 },
+      import: {
+        from: foreign.from,
+        version: foreign.version,
+        sourceId: foreign.sourceId,
+        file: options.file,
+        sha256: options.sha256,
+        ...(foreign.links === undefined ? {} : { links: foreign.links }),
+      },
     },
     snapshotEvery: 1024,
     init: (main) => {
@@ -120,12 +128,15 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
         );
         events += metas.length;
         for (const [i, s] of steps.entries()) eventOf.set(s.key, (metas[i] as { id: EventId }).id);
-        byHead.delete(before);
+        // (a line forked at another's head shares that event with it until it moves)
+        if (byHead.get(before) === current) byHead.delete(before);
         byHead.set(current.session.head.id, current);
       };
       for (const step of ordered) {
         const parent = resolve(foreign, step.parent);
-        if (current !== undefined && parent !== null && parent === currentLast) {
+        // A named line always starts a branch of its own, even at the head of the line it leaves.
+        const own = step.lineName !== undefined;
+        if (!own && current !== undefined && parent !== null && parent === currentLast) {
           current.pending.push(step);
           currentLast = step.key;
           continue;
@@ -142,7 +153,7 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
             });
           else at = e;
         }
-        let line = byHead.get(at);
+        let line = own ? undefined : byHead.get(at);
         if (line === undefined) {
           const name = freeName(names, step.lineName ?? `fork-${branches}`);
           line = { session: main.fork(at, { name }), pending: [] };
@@ -260,16 +271,17 @@ function applyStep(d: TreeDraft, step: Step, sourceFile: string, report: Report)
     if (step.file !== undefined) el.file = clean(step.file);
     return el;
   };
+  const ref = clean(step.ref ?? step.key);
   switch (step.kind) {
     case "user": {
-      const attrs = where({ [ATTR.role]: ROLE.user, ref: clean(step.key) });
+      const attrs = where({ [ATTR.role]: ROLE.user, ref });
       if (step.origin !== undefined) attrs.origin = step.origin;
       d.appendChild(body, { tag: TAG.turn, attrs, children: [{ tag: TAG.text, text: clean(step.text) }] });
       return;
     }
     case "assistant": {
       const last = d.tree.rec(d.tree.rec(body)?.last ?? 0);
-      const group = step.group ?? step.key;
+      const group = step.group ?? step.ref ?? step.key;
       let turn: NodeId;
       if (
         last !== undefined &&
@@ -301,18 +313,23 @@ function applyStep(d: TreeDraft, step: Step, sourceFile: string, report: Report)
       const usage = kids.find((c) => c.tag === TAG.usage);
       let index = kids.filter((c) => c.tag === TAG.call).length;
       for (const c of step.calls) {
-        const spec: NodeSpec = {
-          tag: TAG.call,
-          attrs: where({
-            [ATTR.id]: clean(c.id),
-            [ATTR.tool]: clean(c.name),
-            [ATTR.index]: String(index++),
-            [ATTR.replay]: "never",
-            [ATTR.status]: step.error === undefined ? CALL.pending : CALL.interrupted,
-            ref: clean(step.key),
-          }),
-          children: [{ tag: TAG.args, text: clean(c.args) }],
+        const attrs: Record<string, string> = {
+          [ATTR.id]: clean(c.id),
+          [ATTR.tool]: clean(c.name),
+          [ATTR.index]: String(index++),
+          [ATTR.replay]: "never",
+          [ATTR.status]: step.error === undefined ? CALL.pending : CALL.interrupted,
+          ref,
         };
+        if (c.at === undefined) where(attrs);
+        else {
+          // The call is a record of its own (an OpenCode tool part): it names that record.
+          attrs.ref = clean(c.at.ref);
+          attrs.line = String(c.at.line);
+          if (c.at.file !== undefined) attrs.file = clean(c.at.file);
+        }
+        for (const [k, v] of Object.entries(c.links ?? {})) attrs[k] = clean(v);
+        const spec: NodeSpec = { tag: TAG.call, attrs, children: [{ tag: TAG.args, text: clean(c.args) }] };
         const lastKid = d
           .get(turn)
           ?.children.filter((k) => k.tag !== TAG.usage && k.tag !== TAG.diag)
@@ -325,6 +342,7 @@ function applyStep(d: TreeDraft, step: Step, sourceFile: string, report: Report)
         const u: Record<string, string> = { [ATTR.input]: String(step.usage.input), [ATTR.output]: String(step.usage.output) };
         if (step.usage.cacheRead !== undefined) u["cache-read"] = String(step.usage.cacheRead);
         if (step.usage.cacheWrite !== undefined) u["cache-write"] = String(step.usage.cacheWrite);
+        if (step.usage.reasoning !== undefined) u.reasoning = String(step.usage.reasoning);
         if (step.usage.cost !== undefined) u.cost = String(step.usage.cost);
         d.appendChild(turn, { tag: TAG.usage, attrs: u });
       }
@@ -353,7 +371,7 @@ function applyStep(d: TreeDraft, step: Step, sourceFile: string, report: Report)
         }
         d.set(call, ATTR.status, CALL.executed);
         if (r.isError) d.set(call, ATTR.error, "tool-error");
-        d.appendChild(call, { tag: TAG.result, attrs: where({ ref: clean(step.key) }), text: clean(r.output) });
+        d.appendChild(call, { tag: TAG.result, attrs: where({ ref }), text: clean(r.output) });
       }
       return;
     }
@@ -364,14 +382,14 @@ function applyStep(d: TreeDraft, step: Step, sourceFile: string, report: Report)
         // Nothing before it to hide: the summary is the first thing the model reads, as a user turn.
         d.appendChild(body, {
           tag: TAG.turn,
-          attrs: where({ [ATTR.role]: ROLE.user, ref: clean(step.key), origin: "compaction" }),
+          attrs: where({ [ATTR.role]: ROLE.user, ref, origin: "compaction" }),
           children: [{ tag: TAG.text, text: clean(step.summary) }],
         });
         return;
       }
       d.appendChild(meta, {
         tag: META.compaction,
-        attrs: where({ [ATTR.through]: String(through), ref: clean(step.key) }),
+        attrs: where({ [ATTR.through]: String(through), ref }),
         children: [{ tag: META.summary, text: clean(step.summary) }],
       });
       return;

@@ -14,11 +14,16 @@ export const REFERENCE =
 
 const dirs: string[] = [];
 
-/** A fresh SQLite store in a temp directory. */
-export function tempStore(): Store {
+/** A fresh temp directory, removed by `cleanup`. */
+export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "strata-import-"));
   dirs.push(dir);
-  return openStore(join(dir, "strata.db"));
+  return dir;
+}
+
+/** A fresh SQLite store in a temp directory. */
+export function tempStore(): Store {
+  return openStore(join(tempDir(), "strata.db"));
 }
 
 export function cleanup(): void {

@@ -3,7 +3,8 @@
  * else `shared/reference-data/foreign-sessions/` beside the clone: other people's recordings are never
  * copied in; their formats are summarized in docs/import-formats.md). Each
  * must import with no problem reported, and the messages and tool calls in the tree must match
- * what a plain `JSON.parse` scan of the file counts (IM-1, IM-2, IM-5, IM-6). Skipped, saying so,
+ * what a plain `JSON.parse` scan of the file counts (IM-1, IM-2, IM-5, IM-6; an OpenCode storage
+ * directory: each of its sessions, IM-17). Skipped, saying so,
  * when the directory is not there.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -100,6 +101,47 @@ function scanCodex(text: string): Counts {
 
 const SCANS: Partial<Record<Format, (text: string) => Counts>> = { "claude-code": scanClaudeCode, pi: scanPi, codex: scanCodex };
 
+/**
+ * What a plain scan of one session of an OpenCode storage directory finds: user messages with
+ * something for the model (text not ignored, an attachment, a subtask), model steps (a reply, or
+ * each step of an 0.x reply that did something), tool parts, and the tool parts that finished in a
+ * reply that did not fail.
+ */
+function scanOpenCode(storage: string, session: string): Counts {
+  const c: Counts = { user: 0, assistant: 0, calls: 0, results: 0 };
+  const json = (...p: string[]) => JSON.parse(readFileSync(join(storage, ...p), "utf8"));
+  const ls = (...p: string[]) => (existsSync(join(storage, ...p)) ? readdirSync(join(storage, ...p)).sort() : []);
+  for (const f of ls("message", session)) {
+    const m = json("message", session, f);
+    const parts = ls("part", m.id).map((p) => json("part", m.id, p));
+    if (m.role === "user") {
+      if (parts.some((p) => (p.type === "text" && !p.ignored) || p.type === "subtask" || (p.type === "file" && p.mime !== "text/plain")))
+        c.user++;
+      continue;
+    }
+    if (m.summary === true && m.error === undefined) continue;
+    const tools = parts.filter((p) => p.type === "tool");
+    c.calls += tools.length;
+    const aborted = m.error?.name === "MessageAbortedError" && parts.some((p) => p.type !== "step-start" && p.type !== "reasoning");
+    if (m.error !== undefined && !aborted) {
+      c.assistant++;
+      continue;
+    }
+    c.results += tools.filter((p) => p.state.status === "completed" || p.state.status === "error").length;
+    let steps = 0;
+    let content = false;
+    for (const p of parts) {
+      if (p.type === "step-start" && content) {
+        steps++;
+        content = false;
+      }
+      if (["text", "reasoning", "tool"].includes(p.type)) content = true;
+    }
+    c.assistant += steps + (content ? 1 : 0);
+  }
+  return c;
+}
+
 /** The same counts from the imported session: every branch's elements, each once (branches share their common past). */
 function countTree(store: Store, id: SessionId): Counts {
   const c: Counts = { user: 0, assistant: 0, calls: 0, results: 0 };
@@ -143,5 +185,25 @@ describe.skipIf(!present)("reference recordings", () => {
         expect(countTree(store, id)).toEqual(scan(readFileSync(file, "utf8")));
         checkImported(store, id);
       });
+  }
+  // OpenCode keeps a storage directory of many files, not one file a session.
+  const opencode = join(REFERENCE, "opencode");
+  for (const name of existsSync(opencode) ? readdirSync(opencode).sort() : []) {
+    const storage = join(opencode, name, "storage");
+    if (!existsSync(storage)) continue;
+    it(`IM-1 IM-5 IM-17 opencode/${name} imports with no problem, a session per session file, every message and call in the tree`, () => {
+      const store = tempStore();
+      const r = importForeign(store, { from: "opencode", path: storage });
+      expect(r.problems).toEqual([]);
+      expect(r.failed).toEqual([]);
+      const files = readdirSync(join(storage, "session")).flatMap((p) =>
+        readdirSync(join(storage, "session", p)).filter((f) => f.endsWith(".json")),
+      );
+      expect(r.sessions.map((s) => `${s.sourceId}.json`).sort()).toEqual(files.sort());
+      for (const s of r.sessions) {
+        expect(countTree(store, s.session), s.sourceId).toEqual(scanOpenCode(storage, s.sourceId));
+        checkImported(store, s.session);
+      }
+    });
   }
 });

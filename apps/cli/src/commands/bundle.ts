@@ -64,7 +64,9 @@ export const importCmd: CommandImpl = {
     if (!(FOREIGN_FORMATS as readonly string[]).includes(from))
       throw new UsageError(`--from ${JSON.stringify(from)} is not a format strata imports; use one of ${FOREIGN_FORMATS.join(", ")}`);
     if (args.positionals.length === 0)
-      throw new UsageError(`strata import --from ${from} needs at least one PATH: a session file or a directory of them`);
+      throw new UsageError(
+        `strata import --from ${from} needs at least one PATH: ${from === "opencode" ? "~/.local/share/opencode, its storage/ directory, an opencode.db or an `opencode export` file" : "a session file or a directory of them"}`,
+      );
   },
   async run(ctx, args) {
     if (str(args, "from") !== undefined) return importForeignCmd(ctx, args);
@@ -179,7 +181,8 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
         `${ctx.out.paint("green", "imported")} ${ctx.out.paint("cyan", handle(s.session))} ${s.file} (${from} ${s.version}): ${s.branchCount} branch${s.branchCount === 1 ? "" : "es"}, ${s.eventCount} events`,
       );
     for (const s of skipped) ctx.out.line(`${ctx.out.paint("yellow", "skipped")} ${s.file}: already imported as ${handle(s.session)}`);
-    for (const p of problems) ctx.out.note(`${p.file}:${p.line}: ${p.message}`);
+    // (line 0: the problem concerns the whole file, or a record of a database)
+    for (const p of problems) ctx.out.note(`${p.file}${p.line > 0 ? `:${p.line}` : ""}: ${p.message}`);
     for (const f of failed) ctx.out.error(`strata: ${f.message}`);
     if (sessions.length === 0 && skipped.length === 0 && failed.length === 0) ctx.out.note("no sessions found");
   }

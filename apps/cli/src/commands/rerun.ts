@@ -39,6 +39,10 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
     throw new CliError(`session ${a.session.id} has a branch "${str(args, "name")}" already; pick another --name`);
   const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
   const flagged = str(args, "workspace");
+  // A session imported from another tool (IM-23): its calls are to that tool's tools, which strata
+  // does not have; the re-run answers every one from the recording, and runs nothing of its own.
+  const foreign = (store.getSession(a.session.id)?.metadata as { import?: { from?: unknown } } | undefined)?.import;
+  const recorded = foreign === undefined ? undefined : (await import("@strata/import")).recordedTools(session.durableTree);
   const name = session.freeBranchName(branchName(args, "name") ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${a.branch.name}`);
   let workspace: string;
   const records = workspaceElement(session.durableTree) !== undefined;
@@ -51,7 +55,7 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
   } else {
     const importedFrom = store.getSession(a.session.id)?.metadata.importedFrom;
     // An imported session's recorded workspace names someone else's machine: safe tools would read there.
-    if (importedFrom !== undefined && flagged === undefined)
+    if (importedFrom !== undefined && flagged === undefined && recorded === undefined)
       throw new UsageError(
         `session ${a.session.id} was imported (from ${String(importedFrom)}); a re-run executes its safe tools for real — pass --workspace DIR to choose where`,
       );
@@ -62,7 +66,7 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
     }
   }
   const report = await rerun(session, {
-    registry: new ToolRegistry(workspaceTools({ root: workspace })),
+    registry: new ToolRegistry(recorded ?? workspaceTools({ root: workspace })),
     overrides,
     name,
     ...(records ? { workspace: trackerFor(ctx.dbPath, workspace, store) } : {}),
