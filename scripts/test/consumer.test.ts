@@ -315,6 +315,23 @@ describe("PK-3 the packed command runs through npx, compiled, loading only what 
     // the agent's, the prompt's and the inspector's code are in chunks `ls` does not load
     const lsChunks = chunks(ls);
     for (const name of ["agent-", "prompt-", "serve-", "check-"]) expect([...lsChunks].filter((c) => c.startsWith(name))).toEqual([]);
+    // commands that read or branch a session (fork, show, prompt) run no tools: no tool registry, no ajv
+    const db = join(work, ".strata", "strata.db");
+    const listed = JSON.parse(must(join(project, "node_modules", ".bin", "strata"), ["--db", db, "ls", "--json"], work)) as {
+      sessions: { id: string }[];
+    };
+    const id = listed.sessions[0]?.id as string;
+    for (const args of [
+      ["fork", `${id}@5`, "--name", "loads"],
+      ["show", `${id}@5`],
+      ["prompt", `${id}@5`],
+    ]) {
+      const urls = loads(["--db", db, ...args]);
+      expect(
+        urls.filter((u) => /\/ajv\//.test(u)),
+        args[0],
+      ).toEqual([]);
+    }
   });
 });
 
