@@ -162,3 +162,31 @@ export async function inProcess(cwd: string, args: readonly string[], env: Recor
   });
   return { code, signal: null, stdout, stderr };
 }
+
+/** `strata serve ARGS` as a child process, resolved with its one JSON document once it listens. */
+export function serve(
+  cwd: string,
+  args: readonly string[],
+): Promise<{ proc: ChildProcess; doc: { url: string; token: string | null; db: string } }> {
+  const proc = spawn(process.execPath, [BIN, "serve", "--json", ...args], {
+    cwd,
+    env: { ...cleanEnv(), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  return new Promise((resolve, reject) => {
+    proc.stdout?.on("data", (c) => {
+      out += c;
+      try {
+        resolve({ proc, doc: JSON.parse(out) });
+      } catch {
+        // not the whole document yet
+      }
+    });
+    proc.stderr?.on("data", (c) => {
+      err += c;
+    });
+    proc.on("exit", (code) => reject(new Error(`strata serve exited (${code}):\n${out}\n${err}`)));
+  });
+}

@@ -1,16 +1,7 @@
-/**
- * `strata import --from` end to end (IM-13): the real binary imports our fixtures of each format,
- * the derived commands read the result, a second import skips it, and usage errors and unknown
- * versions exit as docs/cli.md says. Then what strata does with a recording (IM-23): a re-run of
- * an imported session answers its calls from the recording, an override makes a counterfactual
- * branch, a fork at one of its events continues with the scripted model, and the inspector serves
- * its timeline, trees, diffs and prompts.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, cleanup, json, ROOT, script, strata, tempDir } from "./cli-kit.ts";
+import { cleanup, json, ROOT, script, serve, strata, tempDir } from "./cli-kit.ts";
 
 const FIXTURES = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "claude-code");
 const PI = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "pi");
@@ -40,31 +31,6 @@ async function importJson(dir: string, from: string, paths: readonly string[]): 
   expect(r.stderr, r.stderr).toBe("");
   expect(r.code).toBe(0);
   return json<{ sessions: Imported[] }>(r).sessions;
-}
-
-/** `strata serve --port 0 --json` as a child process, once it listens. */
-function serve(cwd: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, [BIN, "serve", "--port", "0", "--json"], {
-    cwd,
-    env: { ...cleanEnv(), NO_COLOR: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  return new Promise((resolve, reject) => {
-    proc.stdout?.on("data", (c) => {
-      out += c;
-      try {
-        resolve({ proc, url: JSON.parse(out).url });
-      } catch {
-        // not the whole document yet
-      }
-    });
-    proc.stderr?.on("data", (c) => {
-      err += c;
-    });
-    proc.on("exit", (code) => reject(new Error(`strata serve exited (${code}):\n${out}\n${err}`)));
-  });
 }
 
 afterEach(cleanup);
@@ -301,7 +267,8 @@ describe("strata import --from", () => {
   it("IM-23 the inspector serves an imported OpenCode session: its timeline, the tree at an event, the undo's diff, the prompt", async () => {
     const dir = tempDir();
     const [a] = (await importJson(dir, "opencode", [ocFile(OC.A), ocFile(OC.B)])) as [Imported];
-    const { proc, url } = await serve(dir);
+    const { proc, doc } = await serve(dir, ["--port", "0"]);
+    const url = doc.url;
     const get = async <T>(path: string): Promise<T> => {
       const res = await fetch(new URL(path, url));
       expect(res.status, path).toBe(200);

@@ -3,42 +3,14 @@
  * prints where it listens, refuses a port that is taken with one line, changes nothing stored, and
  * exits 0 on SIGTERM. (What the server answers is `docs/spec/inspector.md`.)
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, cleanup, handleIn, script, strata, tempDir } from "./cli-kit.ts";
+import { cleanup, handleIn, script, serve, strata, tempDir } from "./cli-kit.ts";
 
 afterAll(cleanup);
-
-/** `strata serve ARGS` as a child process, resolved with its one JSON document once it listens. */
-function serve(
-  cwd: string,
-  args: readonly string[],
-): Promise<{ proc: ChildProcess; doc: { url: string; token: string | null; db: string } }> {
-  const proc = spawn(process.execPath, [BIN, "serve", "--json", ...args], {
-    cwd,
-    env: { ...cleanEnv(), NO_COLOR: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  return new Promise((resolve, reject) => {
-    proc.stdout?.on("data", (c) => {
-      out += c;
-      try {
-        resolve({ proc, doc: JSON.parse(out) });
-      } catch {
-        // not the whole document yet
-      }
-    });
-    proc.stderr?.on("data", (c) => {
-      err += c;
-    });
-    proc.on("exit", (code) => reject(new Error(`strata serve exited (${code}):\n${out}\n${err}`)));
-  });
-}
 
 function exited(proc: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
