@@ -108,6 +108,15 @@ export class Progress {
   }
 }
 
+/**
+ * A call's key (ToolContext.key): its session and its element. Attempts of a call share the
+ * element; every call the model makes gets an element of its own, and ids are never reused in a
+ * session, on any branch (L5).
+ */
+export function callKey(session: string, element: NodeId): string {
+  return `${session}.${element}`;
+}
+
 function sleep(ms: number): Promise<"timeout"> {
   return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms).unref?.());
 }
@@ -135,7 +144,11 @@ export async function executeBounded(
   const signal = AbortSignal.any([run, timeout.signal, refused.signal]);
   const timer = setTimeout(() => timeout.abort(), limits.timeoutMs);
   const running = executor
-    .execute(action, signal, { output: (chunk) => progress.write(chunk), stage: (edit) => void staged.push(edit) })
+    .execute(action, signal, {
+      key: callKey(session.id, element),
+      output: (chunk) => progress.write(chunk),
+      stage: (edit) => void staged.push(edit),
+    })
     .then(
       (o) => ({ outcome: o }),
       (error: unknown) => ({ error }),

@@ -250,14 +250,17 @@ describe("AG-3 stop reasons", () => {
 });
 
 describe("TL-6 what a handler sees", () => {
-  it("only its parsed arguments and {signal, output, stage}; output streams into <output>, a staged edit lands with the outcome", async () => {
+  it("only its parsed arguments and {signal, key, output, stage}; output streams into <output>, a staged edit lands with the outcome", async () => {
     const seen: { args: unknown; keys: string[]; aborted: boolean }[] = [];
+    const callKeys: (string | undefined)[] = [];
     const probe: ToolSpec = {
       name: "probe",
       description: "d",
       parameters: { type: "object" },
       handler: async (args, ctx) => {
         seen.push({ args, keys: Object.keys(ctx).sort(), aborted: ctx.signal.aborted });
+        callKeys.push(ctx.key);
+        if (callKeys.length > 1) return "again";
         ctx.output?.("step 1\n");
         ctx.stage?.((d) => void d.appendChild(nodeId(2), { tag: "probed" }));
         return "done";
@@ -265,11 +268,23 @@ describe("TL-6 what a handler sees", () => {
     };
     const s = Session.create(openStore(":memory:"));
     await runAgent(s, {
-      model: new InlineModel([{ calls: [{ name: "probe", args: { path: "a", n: 2 } }] }, { text: "ok" }]),
+      model: new InlineModel([
+        {
+          calls: [
+            { name: "probe", args: { path: "a", n: 2 } },
+            { name: "probe", args: { path: "a", n: 2 } },
+          ],
+        },
+        { text: "ok" },
+      ]),
       registry: new ToolRegistry([probe]),
       task: "x",
     });
-    expect(seen).toEqual([{ args: { path: "a", n: 2 }, keys: ["output", "signal", "stage"], aborted: false }]);
+    const sees = { args: { path: "a", n: 2 }, keys: ["key", "output", "signal", "stage"], aborted: false };
+    expect(seen).toEqual([sees, sees]);
+    // two calls, the same tool and arguments: two keys (a key names a call, not what it does)
+    expect(callKeys.every((k) => typeof k === "string" && k.length > 0)).toBe(true);
+    expect(new Set(callKeys).size).toBe(2);
     const c = calls(s)[0] as Element;
     expect(c.attrs.status).toBe("executed");
     expect(c.children.find((x) => x.tag === "output")?.text).toBe("step 1\n");
@@ -455,6 +470,47 @@ describe("AG-11 … AG-13 reconciliation on resume (same file, the first process
     expect(events[0]).toMatchObject({ action: "rerun" });
     expect(calls(resumed)[1]?.attrs).toMatchObject({ status: "executed", attempt: "2" });
     expect(resumed.log().some((e) => e.label === "call.retry")).toBe(true);
+  });
+
+  it("TL-6 AG-12 the re-run of a safe call whose handler had started gets the key the first attempt got", async () => {
+    const { store, path } = fileStore();
+    const keys: (string | undefined)[] = [];
+    let started = (): void => undefined;
+    const handlerStarted = new Promise<void>((r) => {
+      started = r;
+    });
+    const spec: ToolSpec = { name: "act", description: "d", parameters: { type: "object" }, replayPolicy: "safe" };
+    const hanging: ToolSpec = {
+      ...spec,
+      handler: (_args, ctx) => {
+        keys.push(ctx.key);
+        started();
+        return new Promise(() => {}); // the effect is under way when the process "dies"
+      },
+    };
+    const finishing: ToolSpec = {
+      ...spec,
+      handler: async (_args, ctx) => {
+        keys.push(ctx.key);
+        return "acted";
+      },
+    };
+    const s = Session.create(store);
+    const model = new InlineModel([{ calls: [{ name: "act", args: { to: "ops" } }] }, { text: "done" }]);
+    const stop = new AbortController();
+    const first = runAgent(s, { model, registry: new ToolRegistry([hanging]), task: "go", signal: stop.signal }).catch(() => "ended");
+    await handlerStarted;
+    const { session: resumed } = Session.open(openStore(path), s.id);
+    expect((await runAgent(resumed, { model, registry: new ToolRegistry([finishing]) })).stop).toBe("end-turn");
+    expect(calls(resumed)[0]?.attrs).toMatchObject({ status: "executed", attempt: "2" });
+    // one call, two attempts, one key: an external service told the key does the effect once
+    expect(keys).toHaveLength(2);
+    expect(typeof keys[0]).toBe("string");
+    expect(keys[1]).toBe(keys[0]);
+    // opaque: it names neither the tool nor what the call does
+    expect(keys[0]).not.toMatch(/act|ops/);
+    stop.abort();
+    await first;
   });
 
   it("AG-13 a started never call becomes interrupted and the model sees the synthetic observation", async () => {

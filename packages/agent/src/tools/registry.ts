@@ -17,6 +17,15 @@ export type ReplayPolicy = "safe" | "never";
 /** What a handler may use besides its arguments. It never sees the call object. */
 export interface ToolContext {
   readonly signal: AbortSignal;
+  /**
+   * The call's key (TL-6, decision 0034): the same for every attempt of this call — a safe call
+   * re-run after a crash gets the key its first attempt got — and different for every other call
+   * of any session. A tool whose effect is outside the workspace (a message sent, a ticket opened)
+   * passes it to that service as its idempotency key, so a re-run does not do it twice. Opaque:
+   * compare it, store it, do not parse it. Given by the agent loop; undefined for a handler called
+   * some other way.
+   */
+  readonly key?: string;
   /** Streams progress into the call's `<output>` (bounded by the call limits). */
   readonly output?: (chunk: string) => void;
   /** Stages a change to the session tree, committed atomically with this call's outcome (and
