@@ -4,7 +4,7 @@
  * op at once through `applyPatch`, so a draft fails at the call that is wrong, not later.
  */
 import { type ApplyOptions, applyPatch } from "./apply.ts";
-import type { InsertChange } from "./effect.ts";
+import type { Change, InsertChange, PatchEffect } from "./effect.ts";
 import type { NodeId } from "./ids.ts";
 import type { Op } from "./ops.ts";
 import { type SelectOptions, select, selectOne } from "./select.ts";
@@ -121,4 +121,26 @@ export function draft(tree: Tree, recipe: (d: TreeDraft) => void, options: Apply
   const d = new TreeDraft(tree, options);
   recipe(d);
   return { tree: d.tree, ops: [...d.ops] };
+}
+
+/**
+ * {@link draft}, with the ops' effect as one patch: what `applyPatch(tree, ops, { onEffect })`
+ * reports, each change numbered by its op's place in the patch (DOM-32). The draft applied every
+ * op already, so a caller that needs the patch's effect does not apply the ops a second time.
+ */
+export function draftWithEffect(
+  tree: Tree,
+  recipe: (d: TreeDraft) => void,
+  options: Omit<ApplyOptions, "onEffect"> = {},
+): { tree: Tree; ops: Op[]; effect: PatchEffect } {
+  const changes: Change[] = [];
+  const d: TreeDraft = new TreeDraft(tree, {
+    ...options,
+    onEffect: (e) => {
+      const at = d.ops.length; // the op being applied is recorded after its effect
+      for (const c of e.changes) changes.push(at === 0 ? c : { ...c, op: c.op + at });
+    },
+  });
+  recipe(d);
+  return { tree: d.tree, ops: [...d.ops], effect: { hwm: { before: tree.hwm, after: d.tree.hwm }, changes } };
 }

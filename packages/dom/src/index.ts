@@ -17,7 +17,7 @@ export {
   reverseDiff,
   type TreeDiff,
 } from "./diff.ts";
-export { draft, TreeDraft } from "./draft.ts";
+export { draft, draftWithEffect, TreeDraft } from "./draft.ts";
 export {
   type AttrChange,
   type Change,

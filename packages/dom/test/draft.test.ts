@@ -1,6 +1,17 @@
 /** DOM-32: drafts record the ops that produce what they show. */
 import { describe, expect, it } from "vitest";
-import { applyPatch, DomError, draft, nodeId, skeletonTree, TreeDraft, toSnapshot, toXml } from "../src/index.ts";
+import {
+  applyPatch,
+  DomError,
+  draft,
+  draftWithEffect,
+  nodeId,
+  type PatchEffect,
+  skeletonTree,
+  TreeDraft,
+  toSnapshot,
+  toXml,
+} from "../src/index.ts";
 import { SKELETON } from "./arbitraries.ts";
 import { checkLaws } from "./laws.ts";
 
@@ -27,6 +38,32 @@ describe("DOM-32 draft", () => {
       '<session><meta><todo><item status="pending">b</item><item status="completed">a!</item></todo></meta><body/></session>',
     );
     checkLaws(base, ops);
+  });
+
+  it("draftWithEffect: the drafted ops' effect is the one applyPatch reports for them as one patch", () => {
+    const base = skeletonTree(SKELETON);
+    const drafted = draftWithEffect(
+      base,
+      (d) => {
+        const todo = d.appendChild(n(2), { tag: "todo" });
+        const a = d.appendChild(todo, { tag: "item", attrs: { status: "pending" }, text: "a" });
+        d.applyAll([
+          ["set", a, "status", "completed"],
+          ["append", a, "!"],
+        ]);
+        const turn = d.insert(n(3), null, { tag: "turn", children: [{ tag: "text", text: "x" }] });
+        d.move(a, n(3));
+        d.text(a, "b");
+        d.remove(turn);
+      },
+      { monotonic: true },
+    );
+    let effect: PatchEffect | undefined;
+    const applied = applyPatch(base, drafted.ops, { monotonic: true, onEffect: (e) => (effect = e) });
+    expect(toSnapshot(drafted.tree)).toBe(toSnapshot(applied));
+    expect(drafted.effect).toEqual(effect);
+    // every op's changes, numbered by the op's place in the patch (not in its own apply)
+    expect(new Set(drafted.effect.changes.map((c) => c.op))).toEqual(new Set(drafted.ops.map((_, i) => i)));
   });
 
   it("fails at the wrong call and records nothing for it", () => {

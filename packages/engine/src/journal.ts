@@ -504,7 +504,6 @@ function warnSnapshot(error: unknown, event: EventId): void {
   );
 }
 
-/** A patch folded: the tree after it and what it did. */
 /** A patch folded onto a tree: the tree after it, and what it did. */
 export interface Fold {
   readonly tree: Tree;

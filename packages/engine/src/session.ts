@@ -7,7 +7,7 @@
 import {
   applyPatch,
   count,
-  type Change as DomChange,
+  draftWithEffect,
   type Element,
   type NodeId,
   type NodeSpec,
@@ -17,7 +17,7 @@ import {
   select,
   selectOne,
   type Tree,
-  TreeDraft,
+  type TreeDraft,
   toSnapshot,
 } from "@strata/dom";
 import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
@@ -231,22 +231,13 @@ export class Session implements StreamHost, SubscriptionSource {
       const patches = inputs.map((input, i) => {
         let ops: readonly Op[];
         if (typeof input.change === "function") {
-          // The draft applies each op as the recipe makes it, with foldAll's options: its tree is
-          // the fold of its ops (DOM-32), and its ops' effects, numbered by their place in the
-          // patch, are the patch's effect — the patch is folded once, here.
-          const changes: DomChange[] = [];
-          const d: TreeDraft = new TreeDraft(tree, {
-            monotonic: true,
-            onEffect: (e) => {
-              const at = d.ops.length; // the op being applied is not recorded yet
-              for (const c of e.changes) changes.push(at === 0 ? c : { ...c, op: c.op + at });
-            },
-          });
-          input.change(d);
-          ops = [...d.ops];
+          // The draft applies each op as the recipe makes it, with foldAll's options: its tree and
+          // effect are the patch's fold (DOM-32), so the patch is folded once, here.
+          const drafted = draftWithEffect(tree, input.change, { monotonic: true });
+          ops = drafted.ops;
           checkInputs([{ ops }]);
-          folds.push({ tree: d.tree, effect: { hwm: { before: tree.hwm, after: d.tree.hwm }, changes } });
-          tree = d.tree;
+          folds.push({ tree: drafted.tree, effect: drafted.effect });
+          tree = drafted.tree;
         } else {
           ops = floor === undefined ? input.change : shiftMinted(input.change, base.hwm, floor - base.hwm);
           checkInputs([{ ops }]);

@@ -10,6 +10,7 @@
  */
 import {
   assistantBlocks,
+  contentText,
   countUnmapped,
   type ForeignResult,
   type ForeignSession,
@@ -24,18 +25,6 @@ import { readJsonLines } from "./lines.ts";
 
 /** The CLI versions this reader knows (IM-10): 1.x and 2.x. */
 const KNOWN_VERSION = /^[12]\.\d+\.\d+/;
-
-/** Block types of a user message that are text. */
-function blockText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const b of content) {
-    if (isObject(b) && b.type === "text" && typeof b.text === "string") parts.push(b.text);
-    else if (isObject(b) && b.type === "image") parts.push("[image]");
-  }
-  return parts.join("\n");
-}
 
 /** Parses a Claude Code session file's text. Throws `ImportError` for a version it does not know or a file that is no session. */
 export function parseClaudeCode(text: string, file: string): ForeignSession {
@@ -178,11 +167,11 @@ function userSteps(
           bad(base.line, "a tool_result block without tool_use_id; kept in the source blob only");
           continue;
         }
-        results.push({ callId, output: blockText(b.content), isError: b.is_error === true });
+        results.push({ callId, output: contentText(b.content), isError: b.is_error === true });
       } else if (b.type === "image") countUnmapped(unmapped, "user/image");
       else if (b.type !== "text") countUnmapped(unmapped, `user/${String(b.type)}`);
     }
-  const text = blockText(content);
+  const text = contentText(content);
   const origin = r.isCompactSummary === true ? "compaction" : r.isMeta === true ? "meta" : undefined;
   if (origin === "compaction") {
     steps.push({ kind: "compaction", key: uuid, ...base, summary: text });

@@ -203,3 +203,15 @@ export function num(o: Record<string, unknown> | undefined, k: string): number |
   const v = o?.[k];
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
+
+/** The text of a message content that is a string or a list of blocks: its text blocks, an image as `[image]` (Claude Code, Pi). */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const b of content) {
+    if (isObject(b) && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+    else if (isObject(b) && b.type === "image") parts.push("[image]");
+  }
+  return parts.join("\n");
+}

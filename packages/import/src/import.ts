@@ -10,7 +10,7 @@ import type { SessionId, Store } from "@strata/store";
 import { parseClaudeCode } from "./claude-code.ts";
 import { parseCodex } from "./codex.ts";
 import { FORMATS, type ForeignSession, type Format, ImportError, type ImportErrorCode, type ImportProblem } from "./foreign.ts";
-import { findOpenCode } from "./opencode.ts";
+import { findOpenCode } from "./opencode-sources.ts";
 import { parsePi } from "./pi.ts";
 import { type SourceFile, writeSession } from "./write.ts";
 

@@ -27,13 +27,8 @@ export {
   importForeign,
   type Source,
 } from "./import.ts";
-export {
-  findOpenCode,
-  type OpenCodeRecord,
-  type OpenCodeRecords,
-  openCodeSession,
-  REVERTED_BRANCH,
-} from "./opencode.ts";
+export { type OpenCodeRecord, type OpenCodeRecords, openCodeSession, REVERTED_BRANCH } from "./opencode.ts";
+export { findOpenCode } from "./opencode-sources.ts";
 export { parsePi } from "./pi.ts";
 export { importedFrom, recordedTools } from "./tools.ts";
 export { IMPORT, type SourceFile, type WriteOptions, type Written, writeSession } from "./write.ts";

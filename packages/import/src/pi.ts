@@ -9,23 +9,22 @@
  * place in the tree (`thinking_level_change`, `custom`, `label`, `session_info`). The current leaf
  * is the last entry; a second child of an earlier entry is a branch (IM-6).
  */
-import { assistantBlocks, countUnmapped, type ForeignSession, ImportError, isObject, num, type Step, str, timeOf } from "./foreign.ts";
+import {
+  assistantBlocks,
+  contentText,
+  countUnmapped,
+  type ForeignSession,
+  ImportError,
+  isObject,
+  num,
+  type Step,
+  str,
+  timeOf,
+} from "./foreign.ts";
 import { readJsonLines } from "./lines.ts";
 
 /** The header versions this reader knows (IM-10). */
 const KNOWN_VERSIONS: ReadonlySet<number> = new Set([1, 2, 3]);
-
-/** The text of a `string | [text | image]` content. */
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const b of content) {
-    if (isObject(b) && b.type === "text" && typeof b.text === "string") parts.push(b.text);
-    else if (isObject(b) && b.type === "image") parts.push("[image]");
-  }
-  return parts.join("\n");
-}
 
 /** What Pi sends the model for a `!command` the user ran (its `bashExecutionToText`). */
 function bashText(m: Record<string, unknown>): string {

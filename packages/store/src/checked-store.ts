@@ -17,6 +17,7 @@
 import {
   checkBranch,
   checkBranchName,
+  checkChainRead,
   checkCount,
   checkEvent,
   checkFunction,
@@ -572,13 +573,6 @@ function synchronous<T>(result: T): T {
     "bad-input",
     "store.transaction: fn returned a promise, but the store is synchronous: do every write inside fn without await; nothing was written",
   );
-}
-
-/** The arguments of a chain read: an event id, then two counts. */
-function checkChainRead(what: string, head: unknown, afterDepth: unknown, limit: unknown): void {
-  checkId(head, `${what}: the head`);
-  checkCount(afterDepth, `${what}: afterDepth`);
-  checkCount(limit, `${what}: limit`);
 }
 
 /**

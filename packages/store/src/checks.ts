@@ -78,6 +78,13 @@ export function checkCount(n: unknown, where: string): void {
     throw new StoreError("bad-input", `${where}: expected a whole number ≥ 0, got ${show(n)}`);
 }
 
+/** The arguments of a chain read: an event id, then two counts. */
+export function checkChainRead(what: string, head: unknown, afterDepth: unknown, limit: unknown): void {
+  checkId(head, `${what}: the head`);
+  checkCount(afterDepth, `${what}: afterDepth`);
+  checkCount(limit, `${what}: limit`);
+}
+
 export function checkSession(id: unknown, where: string): void {
   if (typeof id !== "string") throw new StoreError("bad-input", `${where}: expected a session id (a string), got ${show(id)}`);
 }
