@@ -14,6 +14,8 @@ export default defineConfig({
   ssr: { resolve: { conditions, externalConditions: [SOURCE] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
+    // One private PostgreSQL server for the run (inject("pgUrl")); STRATA_TEST_PG_URL uses another instead.
+    globalSetup: ["packages/store-postgres/test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: {

@@ -32,6 +32,7 @@ const GROUPS: Record<string, readonly string[]> = {
   api: ["public"],
   cli: ["startup", "reads"],
   import: ["foreign"],
+  postgres: ["store"],
 };
 
 /** Section headings that are not a package's name. */
@@ -40,6 +41,7 @@ const HEADINGS: Record<string, string> = {
   api: "Sessions through the public API (`Session`, against raw SQLite and Pi)",
   cli: "The `strata` command (`@strata/cli`, compiled)",
   import: "Importing other tools' sessions (`@strata/import`, against JSON.parse)",
+  postgres: "The event log on PostgreSQL (`@strata/store-postgres`, against raw INSERTs on the same server)",
 };
 
 interface Args {
@@ -104,6 +106,7 @@ const MEASURES: Record<string, readonly string[]> = {
   api: ["dom", "store", "engine"],
   cli: ["dom", "store", "engine", "agent", "models"],
   import: ["dom", "store", "engine", "agent", "import"],
+  postgres: ["store", "store-postgres"],
 };
 
 function fingerprint(group: string): string {

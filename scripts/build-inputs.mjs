@@ -13,6 +13,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const PACKAGES = [
   { name: "@strata/dom", dir: "packages/dom", inputs: ["src"] },
   { name: "@strata/store", dir: "packages/store", inputs: ["src", "test/conformance"] },
+  { name: "@strata/store-postgres", dir: "packages/store-postgres", inputs: ["src", "test/pg-server.ts"] },
   { name: "@strata/engine", dir: "packages/engine", inputs: ["src"] },
   { name: "@strata/agent", dir: "packages/agent", inputs: ["src"] },
   { name: "@strata/models", dir: "packages/models", inputs: ["src"] },

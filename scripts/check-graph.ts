@@ -5,6 +5,7 @@
  * when a source file reaches another package's `internal` entry, or when the graph has a cycle.
  *
  *   @strata/dom, @strata/store   import no repo package
+ *   @strata/store-postgres       store                            (the PostgreSQL backend of its port)
  *   @strata/engine               dom, store                       (the session core)
  *   @strata/agent                engine, dom, store               (tools, templates, prompts, the loop)
  *   @strata/models               @strata/agent/model only         (the model boundary, nothing else)
@@ -26,11 +27,13 @@ import { join, relative, sep } from "node:path";
 export const ALLOWED: Record<string, readonly string[]> = {
   "@strata/dom": [],
   "@strata/store": [],
+  "@strata/store-postgres": ["@strata/store"],
   "@strata/engine": ["@strata/dom", "@strata/store"],
   "@strata/agent": ["@strata/engine", "@strata/dom", "@strata/store"],
   "@strata/models": ["@strata/agent/model"],
   "@strata/import": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store"],
   "@strata/cli": [
+    "@strata/store-postgres",
     "@strata/agent",
     "@strata/engine",
     "@strata/models",
@@ -40,7 +43,15 @@ export const ALLOWED: Record<string, readonly string[]> = {
     "@strata/inspector",
   ],
   "@strata/inspector": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store"],
-  "@strata/bench": ["@strata/agent", "@strata/engine", "@strata/dom", "@strata/store", "@strata/inspector", "@strata/import"],
+  "@strata/bench": [
+    "@strata/agent",
+    "@strata/engine",
+    "@strata/dom",
+    "@strata/store",
+    "@strata/store-postgres",
+    "@strata/inspector",
+    "@strata/import",
+  ],
 };
 
 /**

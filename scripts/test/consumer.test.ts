@@ -33,6 +33,7 @@ const HERE = join(import.meta.dirname, "consumer");
 const PACKAGES = [
   "packages/dom",
   "packages/store",
+  "packages/store-postgres",
   "packages/engine",
   "packages/agent",
   "packages/models",

@@ -1,7 +1,8 @@
 /** What every command gets: output, the store (opened on first use), and the global options. */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { openStore, type Store } from "@strata/store";
+import { type AsyncStore, openStore, type Store } from "@strata/store";
+import { UsageError } from "./errors.ts";
 import type { Out } from "./output.ts";
 
 export interface Context {
@@ -14,8 +15,12 @@ export interface Context {
   readonly now: () => number;
   /** Opens the store (creating `.strata/` and the file when `create`). */
   store(options?: { create?: boolean; readonly?: boolean }): Store;
+  /** True when `--db` (or STRATA_DB) is a PostgreSQL URL: only `port()` opens it. */
+  readonly remote: boolean;
+  /** Opens the PostgreSQL store `--db` names, behind the asynchronous port (decision 0035). */
+  port(): Promise<AsyncStore>;
   /** Closes what was opened. */
-  close(): void;
+  close(): Promise<void>;
   /** Set when a command wants Ctrl-C handled itself. */
   readonly signal: AbortSignal;
 }
@@ -30,9 +35,18 @@ export function makeContext(init: {
   cwd: string;
   signal: AbortSignal;
 }): Context {
-  const dbPath = resolve(init.cwd, init.db ?? init.env.STRATA_DB ?? DEFAULT_DB);
+  const given = init.db ?? init.env.STRATA_DB ?? DEFAULT_DB;
+  const remote = /^postgres(ql)?:\/\//i.test(given);
+  const dbPath = remote ? given.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@") : resolve(init.cwd, given);
   let store: Store | undefined;
+  let port: Promise<AsyncStore> | undefined;
   return {
+    remote,
+    port() {
+      if (!remote) throw new UsageError(`${dbPath} is not a PostgreSQL URL (postgres://…)`);
+      port ??= import("@strata/store-postgres").then((m) => m.openPgStore(given));
+      return port;
+    },
     out: init.out,
     dbPath,
     branch: init.branch,
@@ -41,6 +55,12 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
+      // The session engine runs on the synchronous store (SQLite); a PostgreSQL store is the
+      // asynchronous port (@strata/store-postgres), which the engine does not drive yet (issue 15).
+      if (remote)
+        throw new UsageError(
+          `${dbPath} is a PostgreSQL store: the strata command does not drive sessions there yet, only \`strata export\` and \`strata import FILE\` (to move sessions between backends) — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+        );
       if (store === undefined) {
         const create = options.create ?? false;
         if (!existsSync(dbPath)) {
@@ -51,9 +71,12 @@ export function makeContext(init: {
       }
       return store;
     },
-    close() {
+    async close() {
       store?.close();
       store = undefined;
+      const p = port;
+      port = undefined;
+      if (p !== undefined) await (await p.catch(() => undefined))?.close();
     },
   };
 }

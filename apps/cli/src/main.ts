@@ -154,7 +154,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     return fail(code, message, e instanceof CliError ? e.data : {});
   } finally {
     try {
-      ctx?.close();
+      await ctx?.close();
     } catch {
       // closing a damaged or vanished file: the command's own outcome stands
     }

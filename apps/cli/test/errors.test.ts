@@ -1,6 +1,6 @@
 /** CLI-5: a clear message for every kind of bad reference or file, and nothing stored changes (the usage table is contract.test.ts). */
 import { createHash } from "node:crypto";
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -44,6 +44,18 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
     expect(noBranch.stderr).toMatch(/has no branch "nope"; branches: main/);
     expect(sha(db)).toBe(before);
   }, 60_000);
+
+  it("a PostgreSQL URL is a usage error naming what to do, with the password hidden, and nothing is created", async () => {
+    const dir = tempDir();
+    for (const args of [["--db", "postgres://me:secret@127.0.0.1:1/x", "ls"], ["ls"]]) {
+      const r = await strata(dir, args, args.length === 1 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is a PostgreSQL store: the strata command does not drive sessions there yet — point --db/);
+      expect(r.stderr).not.toContain("secret");
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
 
   it("a foreign file, a newer database and a damaged bundle are refused untouched", async () => {
     const dir = tempDir();

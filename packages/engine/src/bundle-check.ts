@@ -38,6 +38,21 @@ export function checkBundle(bundle: Bundle, progress?: (message: string) => void
   return facts;
 }
 
+/**
+ * The heads' XML of a bundle that has none yet (an export that did not materialize its heads):
+ * the same checks as `checkBundle`, with each head's replayed tree taken as its XML instead of
+ * compared with it.
+ */
+export function replayHeads(bundle: Omit<Bundle, "heads">, progress?: (message: string) => void): Record<string, string> {
+  const whole = { ...bundle, heads: {} } as Bundle;
+  checkBranches(whole);
+  const index = checkHistory(whole);
+  if (whole.format === BUNDLE_FORMAT) checkDigests(whole.events, index);
+  const heads: Record<string, string> = {};
+  replay(whole, index, progress, heads);
+  return heads;
+}
+
 function checkBranches(bundle: Bundle): void {
   const seen = new Map<string, number>();
   bundle.branches.forEach((b, i) => {
@@ -126,7 +141,13 @@ const RUN = 2000;
  * while a later event still needs it; a run of events that follow one another with no branch off
  * them is folded as one patch (each page copied once per run, not once per event).
  */
-function replay(bundle: Bundle, index: ReadonlyMap<number, number>, progress?: (message: string) => void): BundleFacts {
+function replay(
+  bundle: Bundle,
+  index: ReadonlyMap<number, number>,
+  progress?: (message: string) => void,
+  /** Given: each head's XML is written here instead of compared with the bundle's. */
+  fill?: Record<string, string>,
+): BundleFacts {
   const { events } = bundle;
   const children = new Uint32Array(events.length);
   for (const e of events) if (e.prior !== null) (children[index.get(e.prior) as number] as number)++;
@@ -169,7 +190,8 @@ function replay(bundle: Bundle, index: ReadonlyMap<number, number>, progress?: (
     if ((children[i] as number) > 0) trees.set(i, tree);
     for (const name of headsAt.get(i) ?? []) {
       hwm = Math.max(hwm, tree.hwm);
-      compareHead(name, toXml(tree), bundle.heads[name] as string);
+      if (fill !== undefined) fill[name] = toXml(tree);
+      else compareHead(name, toXml(tree), bundle.heads[name] as string);
     }
   };
   /** The tree of event `p` for an event that follows it (the last follower releases it). */

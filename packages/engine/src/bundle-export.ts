@@ -83,14 +83,14 @@ export function exportBundle(store: Store, session: SessionId, options: ExportBu
   }
 }
 
-function bundleEvent(e: StoredEvent): BundleEvent {
+export function bundleEvent(e: StoredEvent): BundleEvent {
   const digest = (e as { digest?: unknown }).digest;
   const out = { id: e.id, prior: e.prior, kind: e.kind, label: e.label, by: e.by, ts: e.ts, data: e.data };
   return typeof digest === "string" ? { ...out, digest } : out;
 }
 
 /** Adds every sha256 an attribute of `e` holds to `hashes`. */
-function collectHashes(e: StoredEvent, hashes: Set<string>, where: string): void {
+export function collectHashes(e: StoredEvent, hashes: Set<string>, where: string): void {
   let decoded: ReturnType<typeof decodeEvent>;
   try {
     decoded = decodeEvent(e);

@@ -7,7 +7,7 @@
  * whole import back: the database is left as it was.
  */
 import { toXml } from "@strata/dom";
-import type { BranchInfo, EventId, EventInput, SessionId, Store } from "@strata/store";
+import { type AsyncStore, type BranchInfo, drive, type EventId, type EventInput, type SessionId, type Store, value } from "@strata/store";
 import type { Bundle, BundleEvent, BundleFormat } from "./bundle.ts";
 import { BundleError } from "./bundle.ts";
 import { type BundleFacts, factsOf } from "./bundle-check.ts";
@@ -64,14 +64,56 @@ const input = (e: BundleEvent): EventInput => ({ kind: e.kind, label: e.label, b
 
 function write(store: Store, bundle: Bundle, facts: BundleFacts, options: ImportBundleOptions): ImportReport {
   const progress = options.progress;
-  for (const hash of facts.referenced) store.putBlob(Buffer.from(bundle.blobs[hash] as string, "base64"));
+  const { session, mapped } = drive(writeLog(store, bundle, facts, progress)) as WrittenLog;
+  const snapshots = writeSnapshots(store, session, options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, progress);
+  const digests = verify(store, session, bundle, mapped, progress);
+  return reportOf(session, bundle, facts, snapshots, digests);
+}
+
+/** What `writeLog` wrote: the new session, and the bundle's event ids mapped to the stored ones. */
+export interface WrittenLog {
+  readonly session: SessionId;
+  readonly mapped: ReadonlyMap<number, EventId>;
+}
+
+/** The report of an import. */
+export function reportOf(session: SessionId, bundle: Bundle, facts: BundleFacts, snapshotCount: number, digests: boolean): ImportReport {
+  return {
+    session,
+    importedFrom: bundle.session.id,
+    format: bundle.format,
+    branchCount: bundle.branches.length,
+    eventCount: bundle.events.length,
+    blobCount: facts.referenced.size,
+    dropped: facts.unreferenced,
+    snapshotCount,
+    digests,
+  };
+}
+
+/**
+ * The log of a checked bundle written as a new session — its blobs, its events branch by branch
+ * (new ids, same content, so the same digests), the id counter moved past every imported node id,
+ * every head pinned — as store calls (`yield* value(…)`), so the one body runs over a `Store`
+ * (driven synchronously, inside its transaction) and over an `AsyncStore` (decision 0035). Call it
+ * inside the caller's transaction.
+ */
+export function* writeLog(
+  store: Store | AsyncStore,
+  bundle: Bundle,
+  facts: BundleFacts,
+  progress?: (message: string) => void,
+): Generator<unknown, WrittenLog, unknown> {
+  for (const hash of facts.referenced) yield* value(store.putBlob(Buffer.from(bundle.blobs[hash] as string, "base64")));
   const byId = new Map(bundle.events.map((e) => [e.id, e]));
   const genesis = bundle.events[0] as BundleEvent;
-  const { session, genesis: g } = store.createSession({
-    title: bundle.session.title,
-    metadata: { ...bundle.session.metadata, importedFrom: bundle.session.id },
-    genesis: input(genesis),
-  });
+  const { session, genesis: g } = yield* value(
+    store.createSession({
+      title: bundle.session.title,
+      metadata: { ...bundle.session.metadata, importedFrom: bundle.session.id },
+      genesis: input(genesis),
+    }),
+  );
   const mapped = new Map<number, EventId>([[genesis.id, g.id]]);
   // main first (it exists already), then the others in the order their heads were written. Each
   // branch appends the part of its chain no earlier branch has brought in.
@@ -85,11 +127,11 @@ function write(store: Store, bundle: Bundle, facts: BundleFacts, options: Import
     const base = mapped.get(chain.length === 0 ? br.head : (chain[0]?.prior as number)) as EventId;
     let info: BranchInfo;
     if (br.name === "main") {
-      info = store.branch(session.id, "main") as BranchInfo;
-      if (info.head !== base) info = store.moveHead(session.id, "main", base).branch;
-    } else info = store.fork(session.id, base, br.name);
+      info = (yield* value(store.branch(session.id, "main"))) as BranchInfo;
+      if (info.head !== base) info = (yield* value(store.moveHead(session.id, "main", base))).branch;
+    } else info = yield* value(store.fork(session.id, base, br.name));
     if (chain.length > 0) {
-      const metas = store.append(session.id, br.name, info.head, chain.map(input));
+      const metas = yield* value(store.append(session.id, br.name, info.head, chain.map(input)));
       chain.forEach((e, i) => void mapped.set(e.id, (metas[i] as { id: EventId }).id));
     }
     done += chain.length;
@@ -98,23 +140,11 @@ function write(store: Store, bundle: Bundle, facts: BundleFacts, options: Import
   // Ids minted on any imported line must never be minted again here (L5): the counter moves past
   // every imported id, and every branch starts a new line at its next append, so the journal
   // takes a fresh range for it instead of continuing where the imported line stopped.
-  store.reserve(session.id, Math.ceil((facts.hwm + 1) / ID_BLOCK) + 1);
-  for (const br of bundle.branches) store.moveHead(session.id, br.name, mapped.get(br.head) as EventId, { pin: true });
+  yield* value(store.reserve(session.id, Math.ceil((facts.hwm + 1) / ID_BLOCK) + 1));
+  for (const br of bundle.branches) yield* value(store.moveHead(session.id, br.name, mapped.get(br.head) as EventId, { pin: true }));
   // An `@1` bundle of one branch has no main: main stays at the genesis event, on a new line too.
-  if (!bundle.branches.some((b) => b.name === "main")) store.moveHead(session.id, "main", g.id, { pin: true });
-  const snapshots = writeSnapshots(store, session.id, options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, progress);
-  const digests = verify(store, session.id, bundle, mapped, progress);
-  return {
-    session: session.id,
-    importedFrom: bundle.session.id,
-    format: bundle.format,
-    branchCount: bundle.branches.length,
-    eventCount: bundle.events.length,
-    blobCount: facts.referenced.size,
-    dropped: facts.unreferenced,
-    snapshotCount: snapshots,
-    digests,
-  };
+  if (!bundle.branches.some((b) => b.name === "main")) yield* value(store.moveHead(session.id, "main", g.id, { pin: true }));
+  return { session: session.id, mapped };
 }
 
 /**

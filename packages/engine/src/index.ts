@@ -22,6 +22,7 @@ export {
 export { type DecodeBundleOptions, decodeBundle, parseBundle } from "./bundle-decode.ts";
 export { type ExportBundleOptions, exportBundle } from "./bundle-export.ts";
 export { type ImportBundleOptions, type ImportReport, importBundle } from "./bundle-import.ts";
+export { exportBundleFrom, importBundleInto } from "./bundle-port.ts";
 export { EngineError, type EngineErrorCode } from "./errors.ts";
 export { DEFAULT_SKELETON, type DecodedEvent, decodeEvent } from "./events.ts";
 export { durableKey, isLifecycle, type LifecycleEntry, type LifecycleWork, lifecycleWork, type Versioned } from "./lifecycle.ts";

@@ -14,26 +14,7 @@
  * is the checks (`typeof` and integer tests, one well-formedness test per text) plus one method
  * call and a `try`; it allocates nothing on the append path.
  */
-import {
-  checkBranch,
-  checkBranchName,
-  checkChainRead,
-  checkCount,
-  checkEvent,
-  checkFunction,
-  checkHash,
-  checkHooks,
-  checkId,
-  checkLeaseArgs,
-  checkMetadata,
-  checkOptions,
-  checkOwner,
-  checkSession,
-  checkTitle,
-  checkToken,
-  show,
-} from "./checks.ts";
-import { MAX_PAGES } from "./directory.ts";
+import { ARGS } from "./arg-checks.ts";
 import { StoreError, toStoreError } from "./errors.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
 import type {
@@ -47,6 +28,7 @@ import type {
   LogQuery,
   SessionId,
   SessionInfo,
+  SessionQuery,
   SnapshotRecord,
   StoredEvent,
   VerifyReport,
@@ -91,7 +73,7 @@ export class CheckedStore implements Store {
     const own = new Callback();
     try {
       this.open();
-      checkFunction(fn, "store.transaction", "does the writes");
+      ARGS.transaction(fn);
       this.writing("transaction");
       return this.inner.transaction(own.wrap(() => synchronous(fn())));
     } catch (e) {
@@ -103,7 +85,7 @@ export class CheckedStore implements Store {
     const own = new Callback();
     try {
       this.open();
-      checkFunction(fn, "store.readTransaction", "does the reads");
+      ARGS.readTransaction(fn);
       this.reading++;
       try {
         return this.inner.readTransaction(own.wrap(fn));
@@ -120,10 +102,7 @@ export class CheckedStore implements Store {
   createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent } {
     try {
       this.open();
-      checkOptions(input, "createSession", "{genesis: {kind, data}, title?, metadata?}", false);
-      checkTitle(input.title, "createSession");
-      checkMetadata(input.metadata, "createSession");
-      checkEvent(input.genesis, "createSession: the genesis event");
+      ARGS.createSession(input);
       this.writing("createSession");
       return this.inner.createSession(input);
     } catch (e) {
@@ -134,17 +113,18 @@ export class CheckedStore implements Store {
   getSession(id: SessionId): SessionInfo | undefined {
     try {
       this.open();
-      checkSession(id, "getSession");
+      ARGS.getSession(id);
       return this.inner.getSession(id);
     } catch (e) {
       throw toStoreError(e, "store.getSession", this.mapError);
     }
   }
 
-  listSessions(): SessionInfo[] {
+  listSessions(query: SessionQuery = {}): SessionInfo[] {
     try {
       this.open();
-      return this.inner.listSessions();
+      ARGS.listSessions(query);
+      return this.inner.listSessions(query);
     } catch (e) {
       throw toStoreError(e, "store.listSessions", this.mapError);
     }
@@ -153,7 +133,7 @@ export class CheckedStore implements Store {
   findSessions(prefix: string): SessionInfo[] {
     try {
       this.open();
-      if (typeof prefix !== "string") throw new StoreError("bad-input", `findSessions takes a prefix string, got ${show(prefix)}`);
+      ARGS.findSessions(prefix);
       return this.inner.findSessions(prefix);
     } catch (e) {
       throw toStoreError(e, "store.findSessions", this.mapError);
@@ -163,10 +143,7 @@ export class CheckedStore implements Store {
   updateSession(id: SessionId, changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> }): SessionInfo {
     try {
       this.open();
-      checkSession(id, "updateSession");
-      checkOptions(changes, "updateSession", "{title?, metadata?} as its second argument", false);
-      checkTitle(changes.title, "updateSession");
-      checkMetadata(changes.metadata, "updateSession");
+      ARGS.updateSession(id, changes);
       this.writing("updateSession");
       return this.inner.updateSession(id, changes);
     } catch (e) {
@@ -177,9 +154,7 @@ export class CheckedStore implements Store {
   reserve(session: SessionId, count = 1): number {
     try {
       this.open();
-      checkSession(session, "reserve");
-      if (!Number.isSafeInteger(count) || count < 1)
-        throw new StoreError("bad-input", `reserve takes a positive count, got ${show(count)}`);
+      ARGS.reserve(session, count);
       this.writing("reserve");
       return this.inner.reserve(session, count);
     } catch (e) {
@@ -192,7 +167,7 @@ export class CheckedStore implements Store {
   branches(session: SessionId): BranchInfo[] {
     try {
       this.open();
-      checkSession(session, "branches");
+      ARGS.branches(session);
       return this.inner.branches(session);
     } catch (e) {
       throw toStoreError(e, "store.branches", this.mapError);
@@ -202,8 +177,7 @@ export class CheckedStore implements Store {
   branch(session: SessionId, name: string): BranchInfo | undefined {
     try {
       this.open();
-      checkSession(session, "branch");
-      checkBranch(name, "branch");
+      ARGS.branch(session, name);
       return this.inner.branch(session, name);
     } catch (e) {
       throw toStoreError(e, "store.branch", this.mapError);
@@ -213,19 +187,7 @@ export class CheckedStore implements Store {
   append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], options?: AppendOptions): EventMeta[] {
     try {
       this.open();
-      checkSession(session, "append");
-      checkBranch(branch, "append");
-      checkId(expectedHead, "append: the expected head");
-      if (!Array.isArray(events))
-        throw new StoreError("bad-input", `append takes an array of events {kind, data, label?, by?, ts?}, got ${show(events)}`);
-      // The backend writes only what passed these checks, on every path (ST-20).
-      for (let i = 0; i < events.length; i++) checkEvent(events[i], events.length === 1 ? "append: the event" : `append: event ${i}`);
-      const lease = options?.lease;
-      if (lease !== undefined && (!Number.isSafeInteger(lease) || lease < 1))
-        throw new StoreError(
-          "bad-input",
-          `append: options.lease must be a lease token (a positive integer from acquireLease), got ${show(lease)}`,
-        );
+      ARGS.append(session, branch, expectedHead, events, options);
       this.writing("append");
       return this.inner.append(session, branch, expectedHead, events, options);
     } catch (e) {
@@ -236,9 +198,7 @@ export class CheckedStore implements Store {
   fork(session: SessionId, at: EventId, name: string): BranchInfo {
     try {
       this.open();
-      checkSession(session, "fork");
-      checkId(at, "fork: the event to fork at");
-      checkBranchName(name);
+      ARGS.fork(session, at, name);
       this.writing("fork");
       return this.inner.fork(session, at, name);
     } catch (e) {
@@ -254,12 +214,7 @@ export class CheckedStore implements Store {
   ): { branch: BranchInfo; kept: BranchInfo | null } {
     try {
       this.open();
-      checkSession(session, "moveHead");
-      checkBranch(branch, "moveHead");
-      checkId(to, "moveHead: the target event");
-      checkOptions(options, "moveHead", "{expected?, keepAs?, pin?} as options", false);
-      if (options.expected !== undefined) checkId(options.expected, "moveHead: the expected head");
-      if (options.keepAs !== undefined) checkBranchName(options.keepAs);
+      ARGS.moveHead(session, branch, to, options);
       this.writing("moveHead");
       return this.inner.moveHead(session, branch, to, options);
     } catch (e) {
@@ -272,7 +227,7 @@ export class CheckedStore implements Store {
   event(id: EventId): StoredEvent | undefined {
     try {
       this.open();
-      checkId(id, "event");
+      ARGS.event(id);
       return this.inner.event(id);
     } catch (e) {
       throw toStoreError(e, "store.event", this.mapError);
@@ -282,7 +237,7 @@ export class CheckedStore implements Store {
   eventMeta(id: EventId): EventMeta | undefined {
     try {
       this.open();
-      checkId(id, "eventMeta");
+      ARGS.eventMeta(id);
       return this.inner.eventMeta(id);
     } catch (e) {
       throw toStoreError(e, "store.eventMeta", this.mapError);
@@ -292,8 +247,7 @@ export class CheckedStore implements Store {
   events(ids: readonly EventId[]): StoredEvent[] {
     try {
       this.open();
-      if (!Array.isArray(ids)) throw new StoreError("bad-input", `events takes an array of event ids, got ${show(ids)}`);
-      for (const id of ids) checkId(id, "events");
+      ARGS.events(ids);
       return this.inner.events(ids);
     } catch (e) {
       throw toStoreError(e, "store.events", this.mapError);
@@ -303,8 +257,7 @@ export class CheckedStore implements Store {
   eventData(ids: readonly EventId[]): Map<EventId, string> {
     try {
       this.open();
-      if (!Array.isArray(ids)) throw new StoreError("bad-input", `eventData takes an array of event ids, got ${show(ids)}`);
-      for (const id of ids) checkId(id, "eventData");
+      ARGS.eventData(ids);
       return this.inner.eventData(ids);
     } catch (e) {
       throw toStoreError(e, "store.eventData", this.mapError);
@@ -314,7 +267,7 @@ export class CheckedStore implements Store {
   chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): string[] {
     try {
       this.open();
-      checkChainRead("chainData", head, afterDepth, limit);
+      ARGS.chainData(head, afterDepth, limit);
       return this.inner.chainData(head, afterDepth, limit);
     } catch (e) {
       throw toStoreError(e, "store.chainData", this.mapError);
@@ -324,7 +277,7 @@ export class CheckedStore implements Store {
   chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
     try {
       this.open();
-      checkChainRead("chain", head, afterDepth, limit);
+      ARGS.chain(head, afterDepth, limit);
       return this.inner.chain(head, afterDepth, limit);
     } catch (e) {
       throw toStoreError(e, "store.chain", this.mapError);
@@ -334,7 +287,7 @@ export class CheckedStore implements Store {
   chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): EventMeta[] {
     try {
       this.open();
-      checkChainRead("chainMeta", head, afterDepth, limit);
+      ARGS.chainMeta(head, afterDepth, limit, reverse);
       return this.inner.chainMeta(head, afterDepth, limit, Boolean(reverse));
     } catch (e) {
       throw toStoreError(e, "store.chainMeta", this.mapError);
@@ -344,9 +297,7 @@ export class CheckedStore implements Store {
   firstLabeled(head: EventId, label: string, afterDepth = 0): EventMeta | undefined {
     try {
       this.open();
-      checkId(head, "firstLabeled: the head");
-      if (typeof label !== "string") throw new StoreError("bad-input", `firstLabeled: the label must be a string, got ${show(label)}`);
-      checkCount(afterDepth, "firstLabeled: afterDepth");
+      ARGS.firstLabeled(head, label, afterDepth);
       return this.inner.firstLabeled(head, label, afterDepth);
     } catch (e) {
       throw toStoreError(e, "store.firstLabeled", this.mapError);
@@ -356,11 +307,7 @@ export class CheckedStore implements Store {
   log(session: SessionId, query: LogQuery = {}): EventMeta[] {
     try {
       this.open();
-      checkSession(session, "log");
-      checkOptions(query, "log", "{branch?, after?, limit?, reverse?} as its query", false);
-      if (query.branch !== undefined) checkBranch(query.branch, "log: query.branch");
-      if (query.after !== undefined) checkId(query.after, "log: after");
-      if (query.limit !== undefined) checkCount(query.limit, "log: limit");
+      ARGS.log(session, query);
       return this.inner.log(session, query);
     } catch (e) {
       throw toStoreError(e, "store.log", this.mapError);
@@ -370,8 +317,7 @@ export class CheckedStore implements Store {
   isAncestor(ancestor: EventId, descendant: EventId): boolean {
     try {
       this.open();
-      checkId(ancestor, "isAncestor");
-      checkId(descendant, "isAncestor");
+      ARGS.isAncestor(ancestor, descendant);
       return this.inner.isAncestor(ancestor, descendant);
     } catch (e) {
       throw toStoreError(e, "store.isAncestor", this.mapError);
@@ -381,8 +327,7 @@ export class CheckedStore implements Store {
   atDepth(head: EventId, depth: number): EventMeta | undefined {
     try {
       this.open();
-      checkId(head, "atDepth: the head");
-      if (!Number.isSafeInteger(depth)) throw new StoreError("bad-input", `atDepth: the depth must be an integer, got ${show(depth)}`);
+      ARGS.atDepth(head, depth);
       return this.inner.atDepth(head, depth);
     } catch (e) {
       throw toStoreError(e, "store.atDepth", this.mapError);
@@ -391,23 +336,10 @@ export class CheckedStore implements Store {
 
   // ── snapshots and blobs ─────────────────────────────────────────────────────────────────────
 
-  /**
-   * The page references themselves are checked by the directory writer as it encodes the chunks
-   * that changed (snapshot-pages.ts: `checkPage`): checking every page of every snapshot again here
-   * would cost a regex per page, several times the cost of a snapshot that changed a few pages.
-   */
   putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): void {
     try {
       this.open();
-      checkId(event, "putSnapshot: the event");
-      if (typeof header !== "string") throw new StoreError("bad-input", `putSnapshot: the header must be a string, got ${show(header)}`);
-      if (!Array.isArray(pages))
-        throw new StoreError("bad-input", `putSnapshot: pages must be an array of blob hashes or nulls, got ${show(pages)}`);
-      if (pages.length > MAX_PAGES)
-        throw new StoreError(
-          "bad-input",
-          `putSnapshot: ${pages.length} pages, more than a snapshot holds (${MAX_PAGES}); nothing was written`,
-        );
+      ARGS.putSnapshot(event, header, pages);
       this.writing("putSnapshot");
       this.inner.putSnapshot(event, header, pages);
     } catch (e) {
@@ -418,7 +350,7 @@ export class CheckedStore implements Store {
   nearestSnapshot(event: EventId): SnapshotRecord | undefined {
     try {
       this.open();
-      checkId(event, "nearestSnapshot");
+      ARGS.nearestSnapshot(event);
       return this.inner.nearestSnapshot(event);
     } catch (e) {
       throw toStoreError(e, "store.nearestSnapshot", this.mapError);
@@ -428,7 +360,7 @@ export class CheckedStore implements Store {
   snapshots(session: SessionId): EventMeta[] {
     try {
       this.open();
-      checkSession(session, "snapshots");
+      ARGS.snapshots(session);
       return this.inner.snapshots(session);
     } catch (e) {
       throw toStoreError(e, "store.snapshots", this.mapError);
@@ -438,8 +370,7 @@ export class CheckedStore implements Store {
   putBlob(data: Uint8Array | string): string {
     try {
       this.open();
-      if (typeof data !== "string" && !(data instanceof Uint8Array))
-        throw new StoreError("bad-input", `putBlob takes a string or bytes (Uint8Array/Buffer), got ${show(data)}`);
+      ARGS.putBlob(data);
       this.writing("putBlob");
       return this.inner.putBlob(data);
     } catch (e) {
@@ -450,7 +381,7 @@ export class CheckedStore implements Store {
   getBlob(hash: string): Buffer | undefined {
     try {
       this.open();
-      checkHash(hash, "getBlob");
+      ARGS.getBlob(hash);
       return this.inner.getBlob(hash);
     } catch (e) {
       throw toStoreError(e, "store.getBlob", this.mapError);
@@ -460,8 +391,7 @@ export class CheckedStore implements Store {
   getBlobs(hashes: readonly string[]): Map<string, Buffer> {
     try {
       this.open();
-      if (!Array.isArray(hashes)) throw new StoreError("bad-input", `getBlobs takes an array of blob hashes, got ${show(hashes)}`);
-      for (const h of hashes) checkHash(h, "getBlobs");
+      ARGS.getBlobs(hashes);
       return this.inner.getBlobs(hashes);
     } catch (e) {
       throw toStoreError(e, "store.getBlobs", this.mapError);
@@ -471,7 +401,7 @@ export class CheckedStore implements Store {
   hasBlob(hash: string): boolean {
     try {
       this.open();
-      checkHash(hash, "hasBlob");
+      ARGS.hasBlob(hash);
       return this.inner.hasBlob(hash);
     } catch (e) {
       throw toStoreError(e, "store.hasBlob", this.mapError);
@@ -484,8 +414,7 @@ export class CheckedStore implements Store {
     const own = new Callback();
     try {
       this.open();
-      checkLeaseArgs(session, branch, "acquireLease");
-      checkOwner(owner, stale);
+      ARGS.acquireLease(session, branch, owner, stale);
       this.writing("acquireLease");
       return this.inner.acquireLease(session, branch, owner, stale === undefined ? undefined : own.wrap(stale));
     } catch (e) {
@@ -497,8 +426,7 @@ export class CheckedStore implements Store {
   renewLease(session: SessionId, branch: string, token: number): boolean {
     try {
       this.open();
-      checkLeaseArgs(session, branch, "renewLease");
-      checkToken(token, "renewLease");
+      ARGS.renewLease(session, branch, token);
       this.writing("renewLease");
       return this.inner.renewLease(session, branch, token);
     } catch (e) {
@@ -509,8 +437,7 @@ export class CheckedStore implements Store {
   releaseLease(session: SessionId, branch: string, token: number): boolean {
     try {
       this.open();
-      checkLeaseArgs(session, branch, "releaseLease");
-      checkToken(token, "releaseLease");
+      ARGS.releaseLease(session, branch, token);
       this.writing("releaseLease");
       return this.inner.releaseLease(session, branch, token);
     } catch (e) {
@@ -521,7 +448,7 @@ export class CheckedStore implements Store {
   lease(session: SessionId, branch: string): LeaseInfo | undefined {
     try {
       this.open();
-      checkLeaseArgs(session, branch, "lease");
+      ARGS.lease(session, branch);
       return this.inner.lease(session, branch);
     } catch (e) {
       throw toStoreError(e, "store.lease", this.mapError);
@@ -531,8 +458,7 @@ export class CheckedStore implements Store {
   verify(session?: SessionId, hooks: VerifyHooks = {}): VerifyReport {
     try {
       this.open();
-      if (session !== undefined) checkSession(session, "verify");
-      checkHooks(hooks);
+      ARGS.verify(session, hooks);
       // Verify only reads (ST-17): a hook that writes is refused like a write inside readTransaction.
       this.reading++;
       try {
@@ -576,16 +502,21 @@ function synchronous<T>(result: T): T {
 }
 
 /**
- * A caller's callback, wrapped so that what it throws is known: exactly that error passes through
- * the store unchanged (ST-20), while an error of the store's own is mapped.
+ * A caller's callback, wrapped so that what it throws — or the promise it returns rejects with — is
+ * known: exactly that error passes through the store unchanged (ST-20).
  */
-class Callback {
+export class Callback {
   #thrown: { readonly error: unknown } | undefined;
 
   wrap<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
     return (...args) => {
       try {
-        return fn(...args);
+        const r = fn(...args);
+        if (typeof (r as { then?: unknown } | null)?.then !== "function") return r;
+        return Promise.resolve(r).catch((e: unknown) => {
+          this.#thrown = { error: e };
+          throw e;
+        }) as R;
       } catch (e) {
         this.#thrown = { error: e };
         throw e;

@@ -7,6 +7,8 @@
  * errors, argument checks (`checkedStore`) and formats — and the SQLite backend (`openStore`).
  */
 
+// ── the asynchronous port (decision 0035) ───────────────────────────────────────────────────
+export { AsyncCheckedStore, type AsyncStore, asyncStore, checkedAsyncStore } from "./async-store.ts";
 // ── the contract, for every backend ─────────────────────────────────────────────────────────
 export { CheckedStore, checkedStore, type ErrorMapping } from "./checked-store.ts";
 export { TS_MAX } from "./checks.ts";
@@ -22,6 +24,7 @@ export type { OpenOptions, StoreAccess } from "./sqlite/open.ts";
 export { COPY_LIMIT } from "./sqlite/read-only.ts";
 export { APPLICATION_ID, MIGRATIONS, type Migration, SCHEMA_VERSION } from "./sqlite/schema.ts";
 export { openStore, SqliteStore, type StoreOptions } from "./sqlite/sqlite-store.ts";
+export { drive, value } from "./steps.ts";
 export { type CreateSessionInput, STORE_METHODS, type Store, type StoreMethod, type VerifyHooks } from "./store.ts";
 export {
   type AppendOptions,
@@ -36,6 +39,7 @@ export {
   type LogQuery,
   type SessionId,
   type SessionInfo,
+  type SessionQuery,
   type SnapshotRecord,
   type StoredEvent,
   sessionId,

@@ -17,6 +17,7 @@ import type {
   LogQuery,
   SessionId,
   SessionInfo,
+  SessionQuery,
   SnapshotRecord,
   StoredEvent,
   VerifyReport,
@@ -55,8 +56,12 @@ export interface Store {
 
   createSession(input: CreateSessionInput): { session: SessionInfo; genesis: StoredEvent };
   getSession(id: SessionId): SessionInfo | undefined;
-  /** All sessions, newest first. */
-  listSessions(): SessionInfo[];
+  /**
+   * Sessions, newest first (by id: creation time); with `query.limit`, at most that many, and with
+   * `query.before`, only those older than that session (a page's last id is the next page's
+   * `before`). A page is one range read of the index, whatever the store holds.
+   */
+  listSessions(query?: SessionQuery): SessionInfo[];
   /** Sessions whose id starts with `prefix` (case-insensitive). */
   findSessions(prefix: string): SessionInfo[];
   /** Replaces title and/or merges metadata. */

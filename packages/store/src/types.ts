@@ -61,6 +61,14 @@ export interface SessionInfo {
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
+/** A page of `listSessions`: newest first. */
+export interface SessionQuery {
+  /** At most this many sessions. */
+  readonly limit?: number;
+  /** Only sessions older than this one (exclusive): the previous page's last id. */
+  readonly before?: SessionId;
+}
+
 /** How a branch came to be. */
 export type BranchOrigin = "genesis" | "fork" | "rewind";
 

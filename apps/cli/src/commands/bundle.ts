@@ -13,7 +13,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Bundle, BundleError, exportBundle, importBundle, parseBundle } from "@strata/engine";
+import { type Bundle, BundleError, exportBundle, exportBundleFrom, importBundle, importBundleInto, parseBundle } from "@strata/engine";
+import type { AsyncStore, SessionInfo } from "@strata/store";
 import { findSession } from "../address.ts";
 import { type Args, type CommandImpl, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -25,17 +26,23 @@ import { jsonText } from "../terminal.ts";
 export const MAX_BUNDLE_FILE_BYTES = 512 * 1024 * 1024;
 
 export const exportCmd: CommandImpl = {
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const s = findSession(store, args.positionals[0] as string);
+  async run(ctx, args) {
+    const options = { ...(ctx.branch === undefined ? {} : { branch: ctx.branch }), progress: (m: string) => ctx.out.progress(m) };
+    let s: SessionInfo;
     let bundle: Bundle;
     try {
-      bundle = exportBundle(store, s.id, {
-        ...(ctx.branch === undefined ? {} : { branch: ctx.branch }),
-        progress: (m) => ctx.out.progress(m),
-      });
+      if (ctx.remote) {
+        // A PostgreSQL store (decision 0035): the same bundle, read over the asynchronous port.
+        const port = await ctx.port();
+        s = await findRemoteSession(port, args.positionals[0] as string);
+        bundle = await exportBundleFrom(port, s.id, options);
+      } else {
+        const store = ctx.store({ readonly: true });
+        s = findSession(store, args.positionals[0] as string);
+        bundle = exportBundle(store, s.id, options);
+      }
     } catch (e) {
-      if (e instanceof BundleError) throw new CliError(`cannot export ${s.id}: ${e.message}`);
+      if (e instanceof BundleError) throw new CliError(`cannot export ${args.positionals[0]}: ${e.message}`);
       throw e;
     }
     ctx.out.progressDone();
@@ -81,10 +88,11 @@ export const importCmd: CommandImpl = {
       if (e instanceof BundleError) throw new CliError(`${path} is not a valid strata bundle: ${e.message}; nothing was imported`);
       throw e;
     }
-    const store = ctx.store({ create: true });
     let r: ReturnType<typeof importBundle>;
     try {
-      r = importBundle(store, bundle, { progress });
+      r = ctx.remote
+        ? await importBundleInto(await ctx.port(), bundle, { progress })
+        : importBundle(ctx.store({ create: true }), bundle, { progress });
     } catch (e) {
       if (e instanceof BundleError) throw new CliError(`${path}: ${e.message}`);
       throw e;
@@ -107,6 +115,28 @@ export const importCmd: CommandImpl = {
     return 0;
   },
 };
+
+/** A session of a PostgreSQL store by `@last` (the newest), whole id or unique id prefix. */
+async function findRemoteSession(port: AsyncStore, ref: string): Promise<SessionInfo> {
+  if (ref.toLowerCase() === "@last") {
+    const [newest] = await port.listSessions({ limit: 1 });
+    if (newest === undefined) throw new CliError(`there are no sessions in ${port.path} yet, so @last names none`);
+    return newest;
+  }
+  const key = ref.toUpperCase();
+  if (!/^[0-9A-Z]+$/.test(key)) throw new UsageError(`"${ref}" is not a session: give its id or id prefix, or @last`);
+  const exact = await port.getSession(key as never);
+  if (exact !== undefined) return exact;
+  const found = await port.findSessions(key);
+  if (found.length === 1) return found[0] as SessionInfo;
+  if (found.length === 0) throw new CliError(`no session of ${port.path} has an id starting with "${ref}"`);
+  throw new CliError(
+    `"${ref}" matches ${found.length} sessions of ${port.path}; give more of the id:\n${found
+      .slice(0, 10)
+      .map((s) => `  ${s.id}  ${s.title ?? ""}`)
+      .join("\n")}`,
+  );
+}
 
 /** The file's text; a file that is missing or unreadable is a usage error, one too large a failure. */
 function readBundleFile(path: string): string {

@@ -10,12 +10,12 @@
 import { notFound } from "../checks.ts";
 import { digestBytes } from "../digest.ts";
 import { HeadConflict, LeaseLost } from "../errors.ts";
+import { branchOf, tipKey } from "../rows.ts";
 import type { EventId, EventInput, EventMeta, SessionId } from "../types.ts";
 import type { UndoLog } from "../undo.ts";
 import type { BlobTable } from "./blobs.ts";
 import type { LeaseTable } from "./leases.ts";
 import type { LegacyDigests } from "./legacy.ts";
-import { branchOf, tipKey } from "./rows.ts";
 import type { Statements } from "./statements.ts";
 
 /** The last known tip of a branch this process appended to: the fast path's hint, verified by SQL. */

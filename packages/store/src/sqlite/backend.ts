@@ -13,6 +13,7 @@ import type Database from "better-sqlite3";
 import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.ts";
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
+import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -26,6 +27,7 @@ import type {
   LogQuery,
   SessionId,
   SessionInfo,
+  SessionQuery,
   SnapshotRecord,
   StoredEvent,
   VerifyReport,
@@ -38,7 +40,6 @@ import { fromSqlite } from "./errors.ts";
 import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
-import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "./rows.ts";
 import { DIGEST_VERSION } from "./schema.ts";
 import { Segments, type Span } from "./segments.ts";
 import { type EventRow, type MetaRow, prepare, type Statements } from "./statements.ts";
@@ -186,8 +187,10 @@ export class SqliteBackend implements Store {
     return row === undefined ? undefined : sessionOf(row);
   }
 
-  listSessions(): SessionInfo[] {
-    return this.#st.sessions.all().map(sessionOf);
+  listSessions(query: SessionQuery = {}): SessionInfo[] {
+    const limit = query.limit !== undefined && Number.isFinite(query.limit) ? query.limit : -1; // SQLite: a negative LIMIT is none
+    const before = query.before ?? "\u{10FFFF}";
+    return this.#st.sessions.all(before, limit).map(sessionOf);
   }
 
   findSessions(prefix: string): SessionInfo[] {

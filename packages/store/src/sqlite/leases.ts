@@ -6,8 +6,9 @@
  * atomic against every other process. A file without the table (a legacy file read as it is) has
  * no holders. (The arguments are checked by the contract's wrapper: checks.ts.)
  */
+
+import { leaseOf } from "../rows.ts";
 import type { LeaseInfo, LeaseResult, SessionId } from "../types.ts";
-import { leaseOf } from "./rows.ts";
 import type { Statements } from "./statements.ts";
 
 export class LeaseTable {

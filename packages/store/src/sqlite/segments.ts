@@ -1,31 +1,11 @@
 /**
  * Segments and the spans of a chain (ST-7). A segment's ancestry is read once (one recursive
- * query) and cached: segments never change once committed. Every walk over parents is bounded
- * (ST-25): on a chain each step goes to a strictly smaller depth, so a damaged file — a cycle of
- * parents, a parent of another session, a fork depth past the child's events — is a `corrupt`
- * error naming the segment, never a loop.
+ * query) and cached: segments never change once committed. The walk itself is `chainSpans`
+ * (spans.ts), bounded on damaged files (ST-25).
  */
-import { StoreError } from "../errors.ts";
+import { chainSpans, damaged, type Segment, type Span } from "../spans.ts";
 import type { EventId, SessionId } from "../types.ts";
 import type { Statements } from "./statements.ts";
-
-export interface Segment {
-  readonly id: number;
-  readonly session: SessionId;
-  readonly parent: number | null;
-  readonly forkDepth: number;
-}
-
-/** One piece of a chain: depths in (`from`, `to`] of `segment`. */
-export interface Span {
-  readonly segment: number;
-  readonly from: number;
-  readonly to: number;
-}
-
-const damaged = (what: string): never => {
-  throw new StoreError("corrupt", `the database is damaged: ${what}; run \`strata verify\` to list the damage`);
-};
 
 export class Segments {
   readonly #cache = new Map<number, Segment>();
@@ -62,27 +42,8 @@ export class Segments {
 
   /** The chain ending at (`segment`, `depth`), newest span first, cut at `afterDepth` (ST-7). */
   spans(segment: number, depth: number, afterDepth: number): Span[] {
-    const out: Span[] = [];
-    let seg = this.segment(segment);
-    let to = depth;
-    while (to > afterDepth) {
-      if (seg.forkDepth >= to)
-        damaged(
-          out.length === 0
-            ? `an event at depth ${to} lies in segment ${seg.id}, which starts after depth ${seg.forkDepth}`
-            : `segment ${out[out.length - 1]?.segment} forks at depth ${to} from segment ${seg.id}, which starts after depth ${seg.forkDepth} (its parents may form a cycle)`,
-        );
-      out.push({ segment: seg.id, from: seg.forkDepth, to });
-      to = seg.forkDepth;
-      if (seg.parent === null) {
-        if (to !== 0) damaged(`root segment ${seg.id} starts after depth ${to}, not at the beginning of its chain`);
-        break;
-      }
-      const parent = this.segment(seg.parent);
-      if (parent.session !== seg.session)
-        damaged(`segment ${seg.id} of session ${seg.session} has parent ${parent.id} of session ${parent.session}`);
-      seg = parent;
-    }
-    return out;
+    return chainSpans(this.segment(segment), depth, afterDepth, (id) => this.segment(id));
   }
 }
+
+export type { Segment, Span };

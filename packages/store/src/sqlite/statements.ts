@@ -13,6 +13,9 @@
  */
 import type Database from "better-sqlite3";
 import { StoreError } from "../errors.ts";
+import type { BranchRow, LeaseRow, MetaRow, SessionRow } from "../rows.ts";
+
+export type { BranchRow, LeaseRow, MetaRow, SessionRow };
 
 /** A prepared read binding `P` and returning rows (or values) `R`. */
 export interface Query<P extends unknown[], R> {
@@ -25,46 +28,11 @@ export interface Command<P extends unknown[]> {
   run(...params: P): { readonly changes: number; readonly lastInsertRowid: number | bigint };
 }
 
-export interface SessionRow {
-  readonly id: string;
-  readonly title: string | null;
-  readonly created: number;
-  readonly metadata: string;
-}
-
 export interface SegmentRow {
   readonly id: number;
   readonly session: string;
   readonly parent: number | null;
   readonly fork_depth: number;
-}
-
-/** A branch with its head resolved: `head` when pinned, else its segment's tip (`tip_id`, `tip_depth`). */
-export interface BranchRow {
-  readonly name: string;
-  readonly segment: number;
-  readonly head: number | null;
-  readonly created: number;
-  readonly origin: string;
-  readonly origin_event: number | null;
-  readonly tip_id: number | null;
-  readonly tip_depth: number | null;
-  /** The depth of `head` (null when `head` names no event: damage, ST-25). */
-  readonly head_depth: number | null;
-}
-
-/** An event without its payload (`prior` absent in listings: the covering index has none). */
-export interface MetaRow {
-  readonly id: number;
-  readonly segment: number;
-  readonly depth: number;
-  readonly prior?: number | null;
-  readonly kind: string;
-  readonly label: string | null;
-  readonly by: string | null;
-  readonly ts: number;
-  /** null in a legacy file (schema < 3). */
-  readonly digest: Buffer | null;
 }
 
 export interface EventRow extends MetaRow {
@@ -99,13 +67,6 @@ export interface SnapshotRow {
   readonly depth: number;
   readonly header: string;
   readonly pages: Buffer;
-}
-
-export interface LeaseRow {
-  readonly token: number;
-  readonly owner: string | null;
-  readonly acquired: number | null;
-  readonly renewed: number | null;
 }
 
 /** Columns of a full event row; raw chain reads return them in this order (see {@link EventTuple}). */
@@ -186,7 +147,9 @@ export function prepare(db: Database.Database, legacy = false) {
       "INSERT INTO sessions (id, title, created, metadata) VALUES (?, ?, ?, ?)",
     ),
     session: rows<[id: string], SessionRow>(`SELECT ${sessionCols} FROM sessions WHERE id = ?`),
-    sessions: rows<[], SessionRow>(`SELECT ${sessionCols} FROM sessions ORDER BY id DESC`),
+    sessions: rows<[before: string, limit: number], SessionRow>(
+      `SELECT ${sessionCols} FROM sessions WHERE id < ? ORDER BY id DESC LIMIT ?`,
+    ),
     sessionsByPrefix: rows<[from: string, to: string], SessionRow>(
       `SELECT ${sessionCols} FROM sessions WHERE id >= ? AND id < ? ORDER BY id DESC`,
     ),

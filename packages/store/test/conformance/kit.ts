@@ -8,6 +8,7 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { type EventId, type EventInput, type EventMeta, type SessionId, type Store, StoreError } from "../../src/index.ts";
+import { drive, value } from "../../src/steps.ts";
 
 /** What the suite asks of a factory's store. */
 export interface ConformanceOptions {
@@ -31,6 +32,12 @@ export interface BackendTraits {
    * rollbacks). Each run makes a store: a backend whose stores are slow to make may run fewer.
    */
   readonly propertyRuns?: number;
+  /**
+   * The backend is the asynchronous port (decision 0035): a transaction body may await (so one
+   * returning a promise is valid, not `bad-input`), and a call answers a promise even when it is
+   * refused (a verify hook that writes gets a rejected promise, not a throw).
+   */
+  readonly asynchronous?: boolean;
 }
 
 /** The factory and traits, with every store they made closed after each test. */
@@ -143,36 +150,7 @@ export function body<T>(make: () => Generator<unknown, T, unknown>): () => T {
   return () => drive(make()) as T;
 }
 
-/** The result of a store call inside a {@link body}. */
-export function* value<T>(x: T): Generator<unknown, Awaited<T>, unknown> {
-  return (yield x) as Awaited<T>;
-}
-
-const thenable = (v: unknown): v is PromiseLike<unknown> => typeof (v as { then?: unknown } | null)?.then === "function";
-
-function drive<T>(g: Generator<unknown, T, unknown>): T | Promise<T> {
-  let step = g.next();
-  while (!step.done) {
-    if (thenable(step.value)) return settle(g, step.value);
-    step = g.next(step.value);
-  }
-  return step.value;
-}
-
-async function settle<T>(g: Generator<unknown, T, unknown>, first: PromiseLike<unknown>): Promise<T> {
-  let pending: unknown = first;
-  for (;;) {
-    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
-    try {
-      outcome = { ok: true, value: await pending };
-    } catch (error) {
-      outcome = { ok: false, error };
-    }
-    const step = outcome.ok ? g.next(outcome.value) : g.throw(outcome.error);
-    if (step.done) return step.value;
-    pending = step.value;
-  }
-}
+export { value };
 
 /**
  * Everything a caller can read of a store, as one value: sessions, branches, every branch's log,

@@ -21,6 +21,30 @@ export function sessionsConformance(kit: Kit): void {
       expect((await store.getSession(b.id))?.metadata).toEqual({});
     });
 
+    it("ST-30: lists in pages, newest first: limit, and before the previous page's last id", async () => {
+      let t = 1_000;
+      const store = await kit.open({ now: () => (t += 1000) });
+      const made: SessionId[] = [];
+      for (let i = 0; i < 7; i++)
+        made.push((await store.createSession({ title: `s${i}`, genesis: { kind: "genesis@1", data: "{}" } })).session.id);
+      const newest = [...made].reverse();
+      expect((await store.listSessions({ limit: 3 })).map((s) => s.id)).toEqual(newest.slice(0, 3));
+      const pages: SessionId[][] = [];
+      let before: SessionId | undefined;
+      for (;;) {
+        const page = (await store.listSessions(before === undefined ? { limit: 3 } : { limit: 3, before })).map((s) => s.id);
+        if (page.length === 0) break;
+        pages.push(page);
+        before = page.at(-1);
+      }
+      expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+      expect(pages.flat()).toEqual(newest);
+      expect((await store.listSessions({ before: made[3] as SessionId })).map((s) => s.id)).toEqual(newest.slice(4));
+      expect(await store.listSessions({ limit: 0 })).toEqual([]);
+      // A cursor that names no session still pages by id.
+      expect(await store.listSessions({ before: "0000000000000000000000000Z" as SessionId })).toEqual([]);
+    });
+
     it("a session's creation time is the store's clock, and its genesis event is depth 1 on main with no prior", async () => {
       const store = await kit.open({ now: () => 5_000 });
       const { session: s, genesis } = await store.createSession({ genesis: { kind: "genesis@1", label: "g", data: '{"x":1}' } });

@@ -1,12 +1,50 @@
 /**
  * Rows to values: sessions, branches, event metadata, leases, as the store returns them
- * (types.ts). Pure functions over the rows the statements read (statements.ts). Values are
- * converted with `Number()` where a damaged file could hold another type (SQLite columns are not
- * typed), and a row that names what does not exist is a `corrupt` error naming it (ST-25).
+ * (types.ts), for every backend. The row shapes a backend's queries return, and pure functions
+ * over them. Values are converted with `Number()` where a damaged store could hold another type
+ * (SQLite columns are not typed), and a row that names what does not exist is a `corrupt` error naming it (ST-25).
  */
-import { StoreError } from "../errors.ts";
-import type { BranchInfo, BranchOrigin, EventId, EventMeta, LeaseInfo, SessionId, SessionInfo } from "../types.ts";
-import type { BranchRow, LeaseRow, MetaRow, SessionRow } from "./statements.ts";
+import { StoreError } from "./errors.ts";
+import type { BranchInfo, BranchOrigin, EventId, EventMeta, LeaseInfo, SessionId, SessionInfo } from "./types.ts";
+
+export interface SessionRow {
+  readonly id: string;
+  readonly title: string | null;
+  readonly created: number;
+  readonly metadata: string;
+}
+/** A branch with its head resolved: `head` when pinned, else its segment's tip (`tip_id`, `tip_depth`). */
+export interface BranchRow {
+  readonly name: string;
+  readonly segment: number;
+  readonly head: number | null;
+  readonly created: number;
+  readonly origin: string;
+  readonly origin_event: number | null;
+  readonly tip_id: number | null;
+  readonly tip_depth: number | null;
+  /** The depth of `head` (null when `head` names no event: damage, ST-25). */
+  readonly head_depth: number | null;
+}
+/** An event without its payload (`prior` absent in listings: the covering index has none). */
+export interface MetaRow {
+  readonly id: number;
+  readonly segment: number;
+  readonly depth: number;
+  readonly prior?: number | null;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number;
+  /** null in a legacy file (schema < 3). */
+  readonly digest: Buffer | null;
+}
+export interface LeaseRow {
+  readonly token: number;
+  readonly owner: string | null;
+  readonly acquired: number | null;
+  readonly renewed: number | null;
+}
 
 /** The key of a branch in the store's per-branch caches. */
 export function tipKey(session: SessionId, branch: string): string {

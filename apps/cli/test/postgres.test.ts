@@ -1,0 +1,96 @@
+/**
+ * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
+ * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
+ * SQLite file give the same log — every event's payload and digest — and byte-identical heads
+ * (the bundles' XML), through the real command and a real server. Every other command refuses a
+ * PostgreSQL URL with a usage error saying what it can do.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { cleanup, demoDir, json, ROOT, strata } from "./cli-kit.ts";
+
+afterAll(cleanup);
+
+const pg = inject("pgUrl");
+const schema = `cli_${process.pid}_${Date.now().toString(36)}`;
+const remote = `${pg}?schema=${schema}`;
+
+interface BundleDoc {
+  session: { id: string };
+  branches: { name: string; head: number }[];
+  events: { id: number; data: string; digest: string }[];
+  heads: Record<string, string>;
+}
+
+/** A bundle's log as it would move: branch names, each head's XML, every event's payload and digest in order. */
+const content = (b: BundleDoc) => ({
+  branches: b.branches.map((x) => x.name).sort(),
+  heads: b.heads,
+  events: b.events.map((e) => [e.data, e.digest]),
+});
+
+describe("CLI-23 sessions move between SQLite and PostgreSQL with export and import", () => {
+  it("SQLite → PostgreSQL → SQLite: the same events and digests, byte-identical heads", async () => {
+    const dir = demoDir();
+    const quick = ["--max-steps", "3", "--model", `scripted:${join(ROOT, "fixtures/models/alt.json")}`, "--workspace", "ws"];
+    const run = json<{ session: string }>(await strata(dir, ["run", "a task to move", ...quick, "--json"]));
+    const log = json<{ events: { id: number }[] }>(await strata(dir, ["log", run.session, "--limit", "0", "--json"]));
+    const fork = await strata(dir, ["fork", `${run.session}@${log.events[1]?.id}`, "--name", "side", "--json"]);
+    expect(fork.code, fork.stderr).toBe(0);
+
+    const a = await strata(dir, ["export", run.session]);
+    expect(a.code, a.stderr).toBe(0);
+    writeFileSync(join(dir, "a.json"), a.stdout);
+    const toPg = await strata(dir, ["--db", remote, "import", "a.json", "--json"]);
+    expect(toPg.code, toPg.stderr).toBe(0);
+    const moved = json<{ session: string; digests: boolean; branchCount: number }>(toPg);
+    expect(moved).toMatchObject({ digests: true, branchCount: 2 });
+
+    const b = await strata(dir, ["--db", remote, "export", moved.session]);
+    expect(b.code, b.stderr).toBe(0);
+    writeFileSync(join(dir, "b.json"), b.stdout);
+    const back = await strata(dir, ["--db", join(dir, "other.db"), "import", "b.json", "--json"]);
+    expect(back.code, back.stderr).toBe(0);
+    const again = json<{ session: string }>(back);
+    const c = await strata(dir, ["--db", join(dir, "other.db"), "export", again.session]);
+    expect(c.code, c.stderr).toBe(0);
+
+    const [da, db, dc] = [a, b, c].map((r) => JSON.parse(r.stdout) as BundleDoc);
+    expect(content(db as BundleDoc)).toEqual(content(da as BundleDoc));
+    expect(content(dc as BundleDoc)).toEqual(content(da as BundleDoc));
+    expect(Object.keys((da as BundleDoc).heads).sort()).toEqual(["main", "side"]);
+    // The session shows the same from the copy as from the original.
+    const shown = (db: string, s: string) => strata(dir, ["--db", db, "show", s, "--json"]);
+    const original = await shown(join(dir, ".strata", "strata.db"), run.session);
+    const copy = await shown(join(dir, "other.db"), again.session);
+    expect(json<{ xml?: string }>(copy).xml ?? copy.stdout.replace(again.session, "")).toEqual(
+      json<{ xml?: string }>(original).xml ?? original.stdout.replace(run.session, ""),
+    );
+
+    // @last and an id prefix find the session in PostgreSQL too.
+    const last = await strata(dir, ["--db", remote, "export", "@last"]);
+    expect(JSON.parse(last.stdout).session.id).toBe(moved.session);
+    const prefix = await strata(dir, ["--db", remote, "export", moved.session.slice(0, 20)]);
+    expect(prefix.code, prefix.stderr).toBe(0);
+  });
+
+  it("a bad bundle is refused before anything is written; the other commands say what the command can do with PostgreSQL", async () => {
+    const dir = demoDir();
+    writeFileSync(join(dir, "bad.json"), '{"format":"strata-bundle@2"}');
+    const bad = await strata(dir, ["--db", `${pg}?schema=${schema}_bad`, "import", "bad.json"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/is not a valid strata bundle/);
+    writeFileSync(join(dir, "x.jsonl"), "");
+    for (const cmd of [["ls"], ["log", "@last"], ["import", "--from", "pi", "x.jsonl"]]) {
+      const r = await strata(dir, ["--db", remote, ...cmd]);
+      expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(
+        /PostgreSQL store: the strata command does not drive sessions there yet, only `strata export` and `strata import FILE`/,
+      );
+    }
+    const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no session of .* has an id starting with "ZZZZZZZZ"/);
+  });
+});

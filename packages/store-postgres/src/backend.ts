@@ -1,0 +1,1042 @@
+/**
+ * The PostgreSQL backend of the asynchronous storage port (decision 0035): the `Store` contract over
+ * a `pg` pool, for checked arguments only (`openPgStore` wraps it in `AsyncCheckedStore`).
+ *
+ * - **Appends** cost one statement when the branch owns its segment and this process knows its tip:
+ *   a conditional `INSERT … SELECT … WHERE … ON CONFLICT DO NOTHING` in autocommit, whose `WHERE`
+ *   checks the branch and the tip (and, with a lease token, holds the lease row `FOR SHARE`, so a
+ *   takeover waits for the append or the append sees the takeover) and whose unique
+ *   `(segment, depth)` index makes two writers unable to take the same place. Everything else —
+ *   group commits, the first append after a fork or rewind, a tip another machine moved — is one
+ *   short transaction. The digest (ST-21) is computed before the statement is sent; no connection
+ *   is held while anything else runs.
+ * - **Transactions** run their body with the transaction's connection in `AsyncLocalStorage`: every
+ *   store call the body makes, across its awaits, goes to that connection; a nested transaction is
+ *   a savepoint. A failed statement inside a transaction would abort all of it, so every write a
+ *   caller may expect to fail alone (a conflict, a taken name) runs under its own savepoint.
+ * - **Reads** of a chain are one statement over all of its spans (`unnest` of the spans, a lateral
+ *   range read per span on `events_chain`), blob-backed payloads joined in the same statement.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import {
+  type AsyncStore,
+  type BranchInfo,
+  type CreateSessionInput,
+  type EventId,
+  type EventInput,
+  type EventMeta,
+  HeadConflict,
+  type LeaseInfo,
+  LeaseLost,
+  type LeaseResult,
+  type LogQuery,
+  newSessionId,
+  type SessionId,
+  type SessionInfo,
+  type SessionQuery,
+  type SnapshotRecord,
+  type StoredEvent,
+  StoreError,
+  sha256,
+  type VerifyHooks,
+  type VerifyReport,
+} from "@strata/store";
+import {
+  badTimestamp,
+  branchOf,
+  chainSpans,
+  checkBranchName,
+  damaged,
+  decodeDirectory,
+  digestBytes,
+  isTimestamp,
+  leaseOf,
+  notFound,
+  PageDirectories,
+  type Segment,
+  type Span,
+  sessionOf,
+} from "@strata/store/backend";
+import type { Pool, PoolClient, QueryResultRow } from "pg";
+import { channelOf } from "./follow.ts";
+import { ident } from "./schema.ts";
+import { verifyPg } from "./verify.ts";
+
+/** What the backend is opened with besides its pool. */
+export interface PgBackendOptions {
+  /** Largest event payload kept inline, in bytes (default 1 MiB); larger payloads become blobs. */
+  readonly inlineLimit?: number;
+  /** Clock for event timestamps (tests pin it). */
+  readonly now?: () => number;
+  /**
+   * Send each statement as a named prepared statement (default true): PostgreSQL plans it once per
+   * connection instead of on every call. PgBouncer in transaction mode supports them from 1.21
+   * (`max_prepared_statements`); before that, set false.
+   */
+  readonly prepare?: boolean;
+}
+
+/** The connection a transaction's calls go to, and what its rollback must undo in the caches. */
+interface Tx {
+  readonly client: PoolClient;
+  readonly read: boolean;
+  savepoints: number;
+  readonly undo: (() => void)[];
+  /** Sessions whose followers are woken once this transaction commits. */
+  readonly wakes: Set<SessionId>;
+}
+
+/** The last known tip of a branch this process appended to: the one-statement append's hint, checked by SQL. */
+interface Tip {
+  readonly segment: number;
+  readonly depth: number;
+  readonly id: EventId;
+  readonly digest: Buffer;
+}
+
+type Row = QueryResultRow;
+
+const tipKey = (session: SessionId, branch: string) => `${session}\u0000${branch}`;
+
+/** An event's metadata columns (all in `events_chain`: a listing is an index-only read). */
+const META_COLS = "id, depth, prior, kind, label, by, ts, digest";
+/** An event's payload columns: inline data, or the hash of the blob that holds it. */
+const DATA_COLS = "blob, data";
+
+/** The columns of a branch row with its head (branchOf's BranchRow); `b` is the branch. */
+const branchCols = (s: string) => `b.name, b.segment, b.head, b.created, b.origin, b.origin_event, t.id AS tip_id, t.depth AS tip_depth,
+  (SELECT depth FROM ${s}.events WHERE id = b.head) AS head_depth
+  FROM ${s}.branches b LEFT JOIN LATERAL (SELECT id, depth FROM ${s}.events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1) t ON true`;
+
+export class PgBackend implements AsyncStore {
+  readonly #pool: Pool;
+  readonly #s: string;
+  readonly #now: () => number;
+  readonly #inlineLimit: number;
+  readonly #tx = new AsyncLocalStorage<Tx>();
+  readonly #tips = new Map<string, Tip>();
+  /** Segment ancestry: immutable once committed; ids are never reused, so a rolled-back one is only unreachable. */
+  readonly #segments = new Map<number, Segment>();
+  /** Chunk reuse and decoded chunks for snapshots written and read outside transactions (ST-13). */
+  readonly #pages: PageDirectories;
+  /** Chunk blobs an encode produced, written with its snapshot; and chunks fetched for a decode. */
+  #pendingBlobs: Map<string, Buffer> | undefined;
+  #fetched = new Map<string, Buffer>();
+  /** Snapshots outside a transaction are written one at a time: the chunk-reuse cache is then never ahead of the database. */
+  #snapshotQueue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  readonly #prepare: boolean;
+  /** Statement text → prepared statement name. */
+  readonly #names = new Map<string, string>();
+  /** The notification channel of this store's writes (follow.ts). */
+  readonly #channel: string;
+  /** Sessions with a notification in flight (see #wake). */
+  readonly #waking = new Map<SessionId, { again: boolean }>();
+
+  constructor(
+    readonly path: string,
+    pool: Pool,
+    schema: string,
+    options: PgBackendOptions = {},
+  ) {
+    this.#pool = pool;
+    this.#channel = channelOf(schema);
+    this.#prepare = options.prepare ?? true;
+    this.#s = ident(schema);
+    this.#now = options.now ?? Date.now;
+    this.#inlineLimit = options.inlineLimit ?? 1024 * 1024;
+    this.#pages = this.#directories();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+
+  /** The pool (benchmarks and tests in this repository). */
+  get pool(): Pool {
+    return this.#pool;
+  }
+
+  // ── connections and transactions ────────────────────────────────────────────────────────────
+
+  /** Runs one statement on the current transaction's connection, or on any pooled one (autocommit). */
+  async #q<R extends Row = Row>(text: string, values?: unknown[]): Promise<R[]> {
+    const tx = this.#tx.getStore();
+    const query = this.#prepare ? { name: this.#nameOf(text), text, values } : { text, values };
+    const r = tx === undefined ? await this.#pool.query<R>(query) : await tx.client.query<R>(query);
+    return r.rows;
+  }
+
+  /** The name of a statement's text (one per text in this backend, so a name never means two statements). */
+  #nameOf(text: string): string {
+    let name = this.#names.get(text);
+    if (name === undefined) {
+      name = `strata_${this.#names.size}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+
+  async #one<R extends Row = Row>(text: string, values?: unknown[]): Promise<R | undefined> {
+    return (await this.#q<R>(text, values))[0];
+  }
+
+  async transaction<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.#write(fn);
+  }
+
+  async readTransaction<T>(fn: () => T | Promise<T>): Promise<T> {
+    // Inside a transaction (write or read) every read already sees one state.
+    if (this.#tx.getStore() !== undefined) return await fn();
+    return this.#begin(true, fn);
+  }
+
+  /** Runs `fn` in a write transaction: a savepoint inside the current one, else a new one. */
+  async #write<T>(fn: () => T | Promise<T>): Promise<T> {
+    const outer = this.#tx.getStore();
+    if (outer === undefined) return this.#begin(false, fn);
+    const name = `sp${++outer.savepoints}`;
+    const mark = outer.undo.length;
+    await outer.client.query(`SAVEPOINT ${name}`);
+    try {
+      const out = await fn();
+      await outer.client.query(`RELEASE SAVEPOINT ${name}`);
+      return out;
+    } catch (e) {
+      await outer.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      undoTo(outer.undo, mark);
+      throw e;
+    }
+  }
+
+  /** A new transaction on a connection of its own, released (never held) once it ends. */
+  async #begin<T>(read: boolean, fn: () => T | Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    const tx: Tx = { client, read, savepoints: 0, undo: [], wakes: new Set() };
+    let broken: Error | undefined;
+    try {
+      await client.query(read ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");
+      let out: T;
+      try {
+        out = await this.#tx.run(tx, fn);
+      } catch (e) {
+        await client.query("ROLLBACK").catch((x: Error) => {
+          broken = x;
+        });
+        undoTo(tx.undo, 0);
+        throw e;
+      }
+      try {
+        await client.query(read ? "ROLLBACK" : "COMMIT");
+      } catch (e) {
+        broken = e as Error;
+        undoTo(tx.undo, 0);
+        throw e;
+      }
+      for (const session of tx.wakes) this.#wake(session);
+      return out;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Records how to take back a cache change if the current transaction rolls back. */
+  #onRollback(undo: () => void): void {
+    this.#tx.getStore()?.undo.push(undo);
+  }
+
+  #clock(where: string): number {
+    const ts = this.#now();
+    if (!isTimestamp(ts)) throw badTimestamp(ts, `${where}: the store's clock (options.now)`);
+    return ts;
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────────
+
+  async createSession(input: CreateSessionInput): Promise<{ session: SessionInfo; genesis: StoredEvent }> {
+    const s = this.#s;
+    const created = this.#clock("createSession");
+    const id = newSessionId(created);
+    const metadata = input.metadata ?? {};
+    const g = input.genesis;
+    const ts = g.ts ?? this.#clock("createSession");
+    const label = g.label ?? null;
+    const by = g.by ?? null;
+    const digest = digestBytes(null, g.kind, label, by, ts, g.data);
+    return this.#write(async () => {
+      await this.#q(`INSERT INTO ${s}.sessions (id, title, created, metadata) VALUES ($1, $2, $3, $4)`, [
+        id,
+        input.title ?? null,
+        created,
+        JSON.stringify(metadata),
+      ]);
+      const seg = await this.#one<{ id: number }>(
+        `INSERT INTO ${s}.segments (session, parent, fork_depth) VALUES ($1, NULL, 0) RETURNING id`,
+        [id],
+      );
+      const segment = Number(seg?.id);
+      await this.#q(
+        `INSERT INTO ${s}.branches (session, name, segment, head, created, origin) VALUES ($1, 'main', $2, NULL, $3, 'genesis')`,
+        [id, segment, created],
+      );
+      const [blob, data] = await this.#payload(g.data);
+      const ev = await this.#one<{ id: number }>(
+        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data) VALUES ($1, 1, NULL, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+        [segment, g.kind, label, by, ts, digest, blob, data],
+      );
+      const eid = Number(ev?.id) as EventId;
+      this.#tip(id, "main", { segment, depth: 1, id: eid, digest });
+      return {
+        session: { id, title: input.title ?? null, created, metadata },
+        genesis: { id: eid, session: id, prior: null, depth: 1, kind: g.kind, label, by, ts, digest: digest.toString("hex"), data: g.data },
+      };
+    });
+  }
+
+  async getSession(id: SessionId): Promise<SessionInfo | undefined> {
+    const row = await this.#one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1`, [id]);
+    return row === undefined ? undefined : sessionOf(row as never);
+  }
+
+  async listSessions(query: SessionQuery = {}): Promise<SessionInfo[]> {
+    const rows = await this.#q(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id < $1 ORDER BY id DESC LIMIT $2`, [
+      query.before ?? "\u{10FFFF}",
+      query.limit !== undefined && Number.isFinite(query.limit) ? query.limit : null,
+    ]);
+    return rows.map((r) => sessionOf(r as never));
+  }
+
+  async findSessions(prefix: string): Promise<SessionInfo[]> {
+    const p = prefix.toUpperCase();
+    if (!/^[0-9A-Z]*$/.test(p)) return [];
+    const rows = await this.#q(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id >= $1 AND id < $2 ORDER BY id DESC`, [
+      p,
+      `${p}\u{10FFFF}`,
+    ]);
+    return rows.map((r) => sessionOf(r as never));
+  }
+
+  async updateSession(
+    id: SessionId,
+    changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> },
+  ): Promise<SessionInfo> {
+    return this.#write(async () => {
+      const row = await this.#one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1 FOR UPDATE`, [id]);
+      const current = row === undefined ? notFound(`session ${id}`) : sessionOf(row as never);
+      const title = changes.title === undefined ? current.title : changes.title;
+      const metadata = changes.metadata === undefined ? current.metadata : { ...current.metadata, ...changes.metadata };
+      await this.#q(`UPDATE ${this.#s}.sessions SET title = $1, metadata = $2 WHERE id = $3`, [title, JSON.stringify(metadata), id]);
+      return { ...current, title, metadata };
+    });
+  }
+
+  async reserve(session: SessionId, count = 1): Promise<number> {
+    const row = await this.#one<{ counter: number }>(
+      `UPDATE ${this.#s}.sessions SET counter = counter + $1 WHERE id = $2 RETURNING counter`,
+      [count, session],
+    );
+    if (row === undefined) notFound(`session ${session}`);
+    return Number(row.counter) - count + 1;
+  }
+
+  // ── branches ────────────────────────────────────────────────────────────────────────────────
+
+  async branches(session: SessionId): Promise<BranchInfo[]> {
+    const rows = await this.#q(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 ORDER BY b.created, b.name`, [session]);
+    return rows.map((r) => branchOf(session, r as never));
+  }
+
+  async branch(session: SessionId, name: string): Promise<BranchInfo | undefined> {
+    const row = await this.#one(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 AND b.name = $2`, [session, name]);
+    return row === undefined ? undefined : branchOf(session, row as never);
+  }
+
+  async append(
+    session: SessionId,
+    branch: string,
+    expectedHead: EventId,
+    events: readonly EventInput[],
+    options?: { lease?: number },
+  ): Promise<EventMeta[]> {
+    if (events.length === 0) return [];
+    const lease = options?.lease;
+    const key = tipKey(session, branch);
+    const tip = this.#tips.get(key);
+    const e = events[0] as EventInput;
+    if (events.length === 1 && tip !== undefined && tip.id === expectedHead && !this.#large(e.data)) {
+      // One statement in autocommit (or in the caller's transaction): the compare-and-swap is its
+      // WHERE and the unique (segment, depth) index; the fencing check holds the lease row.
+      const s = this.#s;
+      const ts = e.ts ?? this.#clock("append");
+      const label = e.label ?? null;
+      const by = e.by ?? null;
+      const digest = digestBytes(tip.digest, e.kind, label, by, ts, e.data);
+      const depth = tip.depth + 1;
+      const fenced =
+        lease === undefined
+          ? ""
+          : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $11 AND branch = $12 AND token = $13 AND owner IS NOT NULL FOR SHARE)`;
+      const values: unknown[] = [tip.segment, depth, tip.id, e.kind, label, by, ts, digest, null, e.data, session, branch];
+      if (lease !== undefined) values.push(lease);
+      const row = await this.#one<{ id: number }>(
+        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+         WHERE EXISTS (SELECT 1 FROM ${s}.branches WHERE session = $11 AND name = $12 AND segment = $1 AND head IS NULL)
+           AND EXISTS (SELECT 1 FROM ${s}.events WHERE id = $3 AND segment = $1 AND depth = $2 - 1)
+           ${fenced}
+         ON CONFLICT (segment, depth) DO NOTHING
+         RETURNING id`,
+        values,
+      );
+      if (row !== undefined) {
+        const id = Number(row.id) as EventId;
+        this.#wake(session);
+        this.#tip(session, branch, { segment: tip.segment, depth, id, digest });
+        return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
+      }
+    }
+    try {
+      return await this.#write(() => this.#slowAppend(session, branch, expectedHead, events, lease));
+    } catch (e) {
+      if (!(e instanceof PlaceTaken)) throw e;
+      this.#forget(key);
+      const now = await this.branch(session, branch);
+      throw new HeadConflict(session, branch, expectedHead, now?.head ?? expectedHead);
+    }
+  }
+
+  /** An append in a transaction: group commits, the first append after a fork or rewind, a cold or moved tip. */
+  async #slowAppend(
+    session: SessionId,
+    branch: string,
+    expectedHead: EventId,
+    events: readonly EventInput[],
+    lease: number | undefined,
+  ): Promise<EventMeta[]> {
+    const s = this.#s;
+    const key = tipKey(session, branch);
+    if (lease !== undefined) {
+      const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR SHARE`, [
+        session,
+        branch,
+      ]);
+      const holder = leaseOf(session, branch, row as never);
+      if (holder?.token !== lease) throw new LeaseLost(session, branch, lease, holder);
+    }
+    // The branch, locked, with its head's row (segment and digest) in the same statement.
+    const row = await this.#one(
+      `SELECT h.head_segment, h.head_digest, ${branchCols(s)}
+       LEFT JOIN LATERAL (SELECT segment AS head_segment, digest AS head_digest FROM ${s}.events WHERE id = COALESCE(b.head, t.id)) h ON true
+       WHERE b.session = $1 AND b.name = $2 FOR UPDATE OF b`,
+      [session, branch],
+    );
+    if (row === undefined) notFound(`branch "${branch}" of session ${session}`);
+    const current = branchOf(session, row as never);
+    const head = current.head;
+    if (head !== expectedHead) {
+      this.#forget(key);
+      throw new HeadConflict(session, branch, expectedHead, head);
+    }
+    if (row.head_digest === null) notFound(`event ${head}`);
+    let segment = Number(row.segment);
+    if (row.head !== null) {
+      // The first append after a fork or rewind opens a new segment that this branch owns (one statement).
+      const owned = await this.#one<{ segment: number }>(
+        `WITH g AS (INSERT INTO ${s}.segments (session, parent, fork_depth) VALUES ($1, $2, $3) RETURNING id)
+         UPDATE ${s}.branches SET segment = (SELECT id FROM g), head = NULL WHERE session = $1 AND name = $4 RETURNING segment`,
+        [session, Number(row.head_segment), current.headDepth, branch],
+      );
+      segment = Number(owned?.segment);
+    }
+    const out: EventMeta[] = [];
+    const cols: unknown[][] = [[], [], [], [], [], [], [], [], []];
+    let digest: Buffer = row.head_digest as Buffer;
+    let depth = current.headDepth;
+    for (const ev of events) {
+      const ts = ev.ts ?? this.#clock("append");
+      const label = ev.label ?? null;
+      const by = ev.by ?? null;
+      digest = digestBytes(digest, ev.kind, label, by, ts, ev.data);
+      const [blob, data] = await this.#payload(ev.data);
+      depth++;
+      for (const [k, v] of [segment, depth, ev.kind, label, by, ts, digest, blob, data].entries()) (cols[k] as unknown[]).push(v);
+      out.push({ id: 0 as EventId, session, prior: null, depth, kind: ev.kind, label, by, ts, digest: digest.toString("hex") });
+    }
+    // One statement: the ids are taken in order from the sequence, each row's prior the row before.
+    let ids: number[];
+    try {
+      const rows = await this.#q<{ id: number }>(
+        `WITH v AS (SELECT t.*, nextval(pg_get_serial_sequence('${s}.events', 'id')) AS id
+                    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::bytea[], $9::text[])
+                         WITH ORDINALITY AS t(segment, depth, kind, label, by, ts, digest, blob, data, ord))
+         INSERT INTO ${s}.events (id, segment, depth, prior, kind, label, by, ts, digest, blob, data)
+         SELECT id, segment, depth, COALESCE(lag(id) OVER (ORDER BY ord), $10), kind, label, by, ts, digest, blob, data FROM v ORDER BY ord
+         RETURNING id`,
+        [...cols, head],
+      );
+      ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+    } catch (x) {
+      // Another writer took the place after the head (a one-statement append does not lock the
+      // branch): the transaction is void; the caller reads the head once it has rolled back.
+      if ((x as { code?: string }).code === "23505") throw new PlaceTaken(session, branch, expectedHead);
+      throw x;
+    }
+    let prior: EventId = head;
+    const metas = out.map((m, i) => {
+      const id = ids[i] as EventId;
+      const meta = { ...m, id, prior };
+      prior = id;
+      return meta;
+    });
+    this.#wake(session);
+    this.#tip(session, branch, { segment, depth, id: prior, digest });
+    return metas;
+  }
+
+  /**
+   * Wakes the followers of `session` (follow.ts) once the write is committed: after the current
+   * transaction commits, or now for a write in autocommit. The notification is its own statement
+   * on another connection, sent without waiting: a NOTIFY inside the writing transaction would take
+   * PostgreSQL's notification lock through the commit's flush and serialize every writer's commit.
+   * At most one is in flight per session, and one more is queued behind it (a burst of appends
+   * wakes a follower once or twice, not once per event). A notification lost to a crash is made up
+   * by the follower's poll.
+   */
+  #wake(session: SessionId): void {
+    const tx = this.#tx.getStore();
+    if (tx !== undefined) {
+      tx.wakes.add(session);
+      return;
+    }
+    const state = this.#waking.get(session);
+    if (state !== undefined) {
+      state.again = true;
+      return;
+    }
+    const entry = { again: false };
+    this.#waking.set(session, entry);
+    const send = (): void => {
+      if (this.#closed) {
+        this.#waking.delete(session);
+        return;
+      }
+      this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, session]).then(
+        () => {
+          if (entry.again) {
+            entry.again = false;
+            send();
+          } else this.#waking.delete(session);
+        },
+        () => this.#waking.delete(session),
+      );
+    };
+    send();
+  }
+
+  /** Remembers a branch's tip after a write (forgotten again if the transaction rolls back). */
+  #tip(session: SessionId, branch: string, tip: Tip): void {
+    const key = tipKey(session, branch);
+    this.#tips.set(key, tip);
+    this.#onRollback(() => this.#tips.delete(key));
+  }
+
+  #forget(key: string): void {
+    this.#tips.delete(key);
+  }
+
+  #large(data: string): boolean {
+    return data.length * 3 > this.#inlineLimit && Buffer.byteLength(data) > this.#inlineLimit;
+  }
+
+  /** How a payload is stored: inline (`[null, data]`), or over the inline limit as a blob (`[hash, ""]`). */
+  async #payload(data: string): Promise<[Buffer | null, string]> {
+    if (!this.#large(data)) return [null, data];
+    return [Buffer.from(await this.putBlob(data), "hex"), ""];
+  }
+
+  async fork(session: SessionId, at: EventId, name: string): Promise<BranchInfo> {
+    const s = this.#s;
+    const created = this.#clock("fork");
+    // One statement: the event's place (of this session) and the branch row, unless the name is taken.
+    const row = await this.#one<{ depth: number; written: number }>(
+      `WITH p AS (SELECT e.segment, e.depth FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1),
+            w AS (INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event)
+                  SELECT $1, $2, p.segment, $3, $4, 'fork', $3 FROM p ON CONFLICT (session, name) DO NOTHING RETURNING 1)
+       SELECT p.depth, (SELECT count(*) FROM w)::int AS written FROM p`,
+      [session, name, at, created],
+    );
+    if (row === undefined) throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
+    if (row.written !== 1) throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
+    return { session, name, head: at, headDepth: Number(row.depth), created, origin: "fork", pinned: true, originEvent: at };
+  }
+
+  async moveHead(
+    session: SessionId,
+    branch: string,
+    to: EventId,
+    options: { expected?: EventId; keepAs?: string; pin?: boolean } = {},
+  ): Promise<{ branch: BranchInfo; kept: BranchInfo | null }> {
+    const s = this.#s;
+    const target = await this.#placeOf(to);
+    if (target === undefined || target.session !== session)
+      throw new StoreError("not-found", `event ${to} is not an event of session ${session}`);
+    return this.#write(async () => {
+      const row = await this.#one(`SELECT ${branchCols(s)} WHERE b.session = $1 AND b.name = $2 FOR UPDATE OF b`, [session, branch]);
+      if (row === undefined) notFound(`branch "${branch}" of session ${session}`);
+      const current = branchOf(session, row as never);
+      if (options.expected !== undefined && current.head !== options.expected)
+        throw new HeadConflict(session, branch, options.expected, current.head);
+      if (current.head === to && options.pin !== true) return { branch: current, kept: null };
+      let kept: BranchInfo | null = null;
+      if (!(await this.isAncestor(current.head, to))) {
+        const name = options.keepAs ?? `rewound/${branch}/${current.head}`;
+        checkBranchName(name); // the default name of a long branch can be too long
+        const existing = await this.branch(session, name);
+        if (existing === undefined) {
+          // The kept branch takes over the segment the moved branch owned (if it owned one).
+          await this.#q(
+            `INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event) VALUES ($1, $2, $3, $4, $5, 'rewind', $6)`,
+            [session, name, Number(row.segment), row.head, this.#clock("moveHead"), to],
+          );
+          kept = (await this.branch(session, name)) as BranchInfo;
+        } else if (existing.head !== current.head) {
+          throw new StoreError("exists", `cannot keep the old head as "${name}": that branch exists and points elsewhere`);
+        } else kept = existing;
+      }
+      await this.#q(`UPDATE ${s}.branches SET segment = $1, head = $2 WHERE session = $3 AND name = $4`, [
+        target.segment,
+        to,
+        session,
+        branch,
+      ]);
+      this.#forget(tipKey(session, branch));
+      this.#wake(session);
+      return { branch: (await this.branch(session, branch)) as BranchInfo, kept };
+    });
+  }
+
+  // ── events and chains ───────────────────────────────────────────────────────────────────────
+
+  async event(id: EventId): Promise<StoredEvent | undefined> {
+    return (await this.events([id]))[0];
+  }
+
+  async eventMeta(id: EventId): Promise<EventMeta | undefined> {
+    const s = this.#s;
+    const row = await this.#one(
+      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
+      [id],
+    );
+    return row === undefined ? undefined : metaOf(row, row.session as SessionId);
+  }
+
+  async events(ids: readonly EventId[]): Promise<StoredEvent[]> {
+    if (ids.length === 0) return [];
+    const s = this.#s;
+    const rows = await this.#q(
+      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, e.blob, e.data, b.data AS bdata, g.session
+       FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment LEFT JOIN ${s}.blobs b ON b.hash = e.blob
+       WHERE e.id = ANY($1::bigint[])`,
+      [[...new Set(ids)]],
+    );
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    const out: StoredEvent[] = [];
+    for (const id of ids) {
+      const r = byId.get(id);
+      if (r !== undefined) out.push({ ...metaOf(r, r.session as SessionId), data: payloadOf(r) });
+    }
+    return out;
+  }
+
+  async eventData(ids: readonly EventId[]): Promise<Map<EventId, string>> {
+    const out = new Map<EventId, string>();
+    if (ids.length === 0) return out;
+    const s = this.#s;
+    const rows = await this.#q(
+      `SELECT e.id, e.blob, e.data, b.data AS bdata FROM ${s}.events e LEFT JOIN ${s}.blobs b ON b.hash = e.blob WHERE e.id = ANY($1::bigint[])`,
+      [[...new Set(ids)]],
+    );
+    for (const r of rows) out.set(Number(r.id) as EventId, payloadOf(r));
+    return out;
+  }
+
+  async chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): Promise<string[]> {
+    const [, rows] = await this.#chainRows(head, afterDepth, limit, false, DATA_COLS);
+    return (await this.#withBlobs(rows)).map(payloadOf);
+  }
+
+  async chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): Promise<StoredEvent[]> {
+    const [place, rows] = await this.#chainRows(head, afterDepth, limit, false, `${META_COLS}, ${DATA_COLS}`);
+    return (await this.#withBlobs(rows)).map((r) => ({ ...metaOf(r, place.session), data: payloadOf(r) }));
+  }
+
+  async chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): Promise<EventMeta[]> {
+    const [place, rows] = await this.#chainRows(head, afterDepth, limit, reverse, META_COLS);
+    return rows.map((r) => metaOf(r, place.session));
+  }
+
+  /**
+   * The rows of `head`'s chain after `afterDepth` — oldest first (or newest first), at most
+   * `limit` — with `columns` of the events (no payload unless asked: a listing is read from the
+   * index). A chain of one span is one range read of `events_chain`; a longer one is one statement
+   * over all its spans, a lateral range read each.
+   */
+  async #chainRows(
+    head: EventId,
+    afterDepth: number,
+    limit: number,
+    reverse: boolean,
+    columns: string,
+  ): Promise<[{ segment: number; depth: number; session: SessionId }, Row[]]> {
+    const place = (await this.#placeOf(head)) ?? notFound(`event ${head}`);
+    let spans = await this.#spans(place.segment, place.depth, afterDepth);
+    if (spans.length === 0 || limit <= 0) return [place, []];
+    if (!reverse) spans = spans.reverse();
+    const s = this.#s;
+    const dir = reverse ? "DESC" : "ASC";
+    const cap = Math.min(limit, Number.MAX_SAFE_INTEGER);
+    if (spans.length === 1) {
+      const only = spans[0] as Span;
+      const rows = await this.#q(
+        `SELECT ${columns} FROM ${s}.events WHERE segment = $1 AND depth > $2 AND depth <= $3 ORDER BY depth ${dir} LIMIT $4`,
+        [only.segment, Math.max(only.from, afterDepth), only.to, cap],
+      );
+      return [place, rows];
+    }
+    const rows = await this.#q(
+      `SELECT e.* FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
+       CROSS JOIN LATERAL (SELECT depth AS at_depth, ${columns} FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth ${dir} LIMIT $4) e
+       ORDER BY s.ord, e.at_depth ${dir} LIMIT $4`,
+      [spans.map((x) => x.segment), spans.map((x) => Math.max(x.from, afterDepth)), spans.map((x) => x.to), cap],
+    );
+    return [place, rows];
+  }
+
+  /** Rows with their blob-backed payloads filled in (`bdata`), read in one statement when there are any. */
+  async #withBlobs(rows: Row[]): Promise<Row[]> {
+    const hashes = rows.filter((r) => r.blob !== null).map((r) => (r.blob as Buffer).toString("hex"));
+    if (hashes.length === 0) return rows;
+    const found = await this.getBlobs(hashes);
+    for (const r of rows) if (r.blob !== null) r.bdata = found.get((r.blob as Buffer).toString("hex")) ?? null;
+    return rows;
+  }
+
+  async firstLabeled(head: EventId, label: string, afterDepth = 0): Promise<EventMeta | undefined> {
+    const place = (await this.#placeOf(head)) ?? notFound(`event ${head}`);
+    const spans = (await this.#spans(place.segment, place.depth, afterDepth)).reverse();
+    if (spans.length === 0) return undefined;
+    const s = this.#s;
+    const row = await this.#one(
+      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
+       CROSS JOIN LATERAL (SELECT * FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi AND label = $4 ORDER BY depth LIMIT 1) e
+       ORDER BY s.ord LIMIT 1`,
+      [spans.map((x) => x.segment), spans.map((x) => Math.max(x.from, afterDepth)), spans.map((x) => x.to), label],
+    );
+    return row === undefined ? undefined : metaOf(row, place.session);
+  }
+
+  async log(session: SessionId, query: LogQuery = {}): Promise<EventMeta[]> {
+    const name = query.branch ?? "main";
+    const b = (await this.branch(session, name)) ?? notFound(`branch "${name}" of session ${session}`);
+    let after = 0;
+    if (query.after !== undefined) {
+      const a = await this.eventMeta(query.after);
+      if (a === undefined || !(await this.isAncestor(query.after, b.head)))
+        throw new StoreError("not-found", `event ${query.after} is not on branch "${b.name}" of session ${session}`);
+      after = a.depth;
+    }
+    return this.chainMeta(b.head, after, query.limit, query.reverse);
+  }
+
+  async isAncestor(ancestor: EventId, descendant: EventId): Promise<boolean> {
+    const a = await this.#placeOf(ancestor);
+    const d = await this.#placeOf(descendant);
+    if (a === undefined || d === undefined || a.session !== d.session || a.depth > d.depth) return false;
+    return (await this.#spans(d.segment, d.depth, 0)).some((s) => s.segment === a.segment && a.depth > s.from && a.depth <= s.to);
+  }
+
+  async atDepth(head: EventId, depth: number): Promise<EventMeta | undefined> {
+    const h = await this.#placeOf(head);
+    if (h === undefined || depth < 1 || depth > h.depth) return undefined;
+    const span = (await this.#spans(h.segment, h.depth, 0)).find((s) => depth > s.from && depth <= s.to);
+    if (span === undefined) return undefined;
+    const row = await this.#one(
+      `SELECT id, depth, prior, kind, label, by, ts, digest FROM ${this.#s}.events WHERE segment = $1 AND depth = $2`,
+      [span.segment, depth],
+    );
+    return row === undefined ? undefined : metaOf(row, h.session);
+  }
+
+  /** Where event `id` is — its segment, depth and session — or undefined when it does not exist. */
+  async #placeOf(id: EventId): Promise<{ segment: number; depth: number; session: SessionId } | undefined> {
+    const s = this.#s;
+    const row = await this.#one(
+      `SELECT e.segment, e.depth, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
+      [id],
+    );
+    return row === undefined ? undefined : { segment: Number(row.segment), depth: Number(row.depth), session: row.session as SessionId };
+  }
+
+  /** The spans of the chain ending at depth `depth` of `segment`, newest first, after `afterDepth` (ST-7). */
+  async #spans(segment: number, depth: number, afterDepth: number): Promise<Span[]> {
+    if (!this.#segments.has(segment)) {
+      // The whole ancestry in one query (UNION: it ends on a cycle too).
+      const s = this.#s;
+      const rows = await this.#q(
+        `WITH RECURSIVE a(id) AS (SELECT $1::bigint UNION SELECT g.parent FROM ${s}.segments g JOIN a ON g.id = a.id WHERE g.parent IS NOT NULL)
+         SELECT g.id, g.session, g.parent, g.fork_depth FROM ${s}.segments g JOIN a ON g.id = a.id`,
+        [segment],
+      );
+      for (const r of rows)
+        this.#segments.set(Number(r.id), {
+          id: Number(r.id),
+          session: r.session as SessionId,
+          parent: r.parent === null ? null : Number(r.parent),
+          forkDepth: Number(r.fork_depth),
+        });
+    }
+    const seg = (id: number): Segment =>
+      this.#segments.get(id) ?? damaged(`segment ${id} is named by an event or branch but does not exist`);
+    return chainSpans(seg(segment), depth, afterDepth, seg);
+  }
+
+  // ── snapshots and blobs ─────────────────────────────────────────────────────────────────────
+
+  /** The page directories over this backend's blobs; `encode` collects the chunks it writes (see putSnapshot). */
+  #directories(): PageDirectories {
+    return new PageDirectories({
+      putBlob: (bytes) => {
+        const hash = sha256(bytes).toString("hex");
+        this.#pendingBlobs?.set(hash, bytes);
+        return hash;
+      },
+      getBlobs: (hashes) => new Map(hashes.flatMap((h) => (this.#fetched.has(h) ? [[h, this.#fetched.get(h) as Buffer]] : []))),
+      set: (map, key, value) => {
+        const before = map.get(key);
+        if (value === undefined) map.delete(key);
+        else map.set(key, value);
+        this.#onRollback(() => (before === undefined ? map.delete(key) : map.set(key, before)));
+      },
+      remember: (map, key, value) => {
+        if (!map.has(key)) map.set(key, value);
+      },
+    });
+  }
+
+  async putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): Promise<void> {
+    // Inside a caller's transaction the chunks are written without reuse (a directory of its own:
+    // the shared reuse cache must never name a chunk another transaction has not committed).
+    const inTx = this.#tx.getStore() !== undefined;
+    const dirs = inTx ? this.#directories() : this.#pages;
+    const changed = dirs.changedChunks(pages);
+    const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
+    const write = async () =>
+      this.#write(async () => {
+        const blobs = new Map<string, Buffer>();
+        this.#pendingBlobs = blobs;
+        let directory: Buffer;
+        try {
+          directory = dirs.encode(pages, changed);
+        } finally {
+          this.#pendingBlobs = undefined;
+        }
+        if (blobs.size > 0) await this.#putBlobs([...blobs.values()]);
+        await this.#q(
+          `INSERT INTO ${this.#s}.snapshots (event, segment, depth, header, pages) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (event) DO UPDATE SET segment = excluded.segment, depth = excluded.depth, header = excluded.header, pages = excluded.pages`,
+          [event, place.segment, place.depth, header, directory],
+        );
+      });
+    if (inTx) return write();
+    const run = this.#snapshotQueue.then(write, write);
+    this.#snapshotQueue = run.catch(() => {});
+    return run;
+  }
+
+  async nearestSnapshot(event: EventId): Promise<SnapshotRecord | undefined> {
+    const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
+    const spans = await this.#spans(place.segment, place.depth, 0);
+    const s = this.#s;
+    const row = await this.#one(
+      `SELECT n.event, n.depth, n.header, n.pages FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
+       CROSS JOIN LATERAL (SELECT * FROM ${s}.snapshots WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth DESC LIMIT 1) n
+       ORDER BY s.ord LIMIT 1`,
+      [spans.map((x) => x.segment), spans.map((x) => x.from), spans.map((x) => x.to)],
+    );
+    if (row === undefined) return undefined;
+    const at = Number(row.event) as EventId;
+    const where = `the snapshot at event ${at}`;
+    // The directory names its chunks: fetch those this process has not decoded, then decode.
+    const hashes = decodeDirectory(row.pages, where).chunks.map(([, h]) => h);
+    const fetched = await this.getBlobs(hashes);
+    this.#fetched = fetched;
+    try {
+      return { event: at, depth: Number(row.depth), header: row.header, pages: this.#pages.decode(at, row.pages) };
+    } finally {
+      this.#fetched = new Map();
+    }
+  }
+
+  async snapshots(session: SessionId): Promise<EventMeta[]> {
+    const s = this.#s;
+    const rows = await this.#q(
+      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM ${s}.snapshots n JOIN ${s}.segments g ON g.id = n.segment
+       JOIN ${s}.events e ON e.id = n.event WHERE g.session = $1 ORDER BY n.event`,
+      [session],
+    );
+    return rows.map((r) => metaOf(r, session));
+  }
+
+  async putBlob(data: Uint8Array | string): Promise<string> {
+    const bytes = typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return (await this.#putBlobs([bytes]))[0] as string;
+  }
+
+  /** Stores many blobs in one statement; returns their hashes (hex), in order. */
+  async #putBlobs(list: readonly Buffer[]): Promise<string[]> {
+    const hashes = list.map((b) => sha256(b));
+    await this.#q(
+      `INSERT INTO ${this.#s}.blobs (hash, size, data) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[]) ON CONFLICT (hash) DO NOTHING`,
+      [hashes, list.map((b) => b.byteLength), list],
+    );
+    return hashes.map((h) => h.toString("hex"));
+  }
+
+  async getBlob(hash: string): Promise<Buffer | undefined> {
+    const row = await this.#one(`SELECT data FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")]);
+    return row?.data as Buffer | undefined;
+  }
+
+  async getBlobs(hashes: readonly string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    if (hashes.length === 0) return out;
+    const wanted = [...new Set(hashes)].map((h) => Buffer.from(h, "hex"));
+    for (const r of await this.#q(`SELECT hash, data FROM ${this.#s}.blobs WHERE hash = ANY($1::bytea[])`, [wanted]))
+      out.set((r.hash as Buffer).toString("hex"), r.data as Buffer);
+    return out;
+  }
+
+  async hasBlob(hash: string): Promise<boolean> {
+    return (await this.#one(`SELECT 1 FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")])) !== undefined;
+  }
+
+  // ── leases (ST-23) ──────────────────────────────────────────────────────────────────────────
+
+  async acquireLease(
+    session: SessionId,
+    branch: string,
+    owner: string,
+    stale?: (holder: LeaseInfo) => boolean | Promise<boolean>,
+  ): Promise<LeaseResult> {
+    const s = this.#s;
+    return this.#write(async () => {
+      if ((await this.#one(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])) === undefined) notFound(`session ${session}`);
+      // The row exists from the first attempt on (token 0, nobody), so it can be locked: whoever
+      // holds the lock decides, the others wait and then see the new holder.
+      await this.#q(`INSERT INTO ${s}.leases (session, branch, token, owner) VALUES ($1, $2, 0, NULL) ON CONFLICT DO NOTHING`, [
+        session,
+        branch,
+      ]);
+      const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR UPDATE`, [
+        session,
+        branch,
+      ]);
+      const holder = leaseOf(session, branch, row as never);
+      if (holder !== undefined && (stale === undefined || (await stale(holder)) !== true)) return { ok: false, holder };
+      const now = this.#clock("acquireLease");
+      const taken = await this.#one<{ token: number }>(
+        `UPDATE ${s}.leases SET token = token + 1, owner = $3, acquired = $4, renewed = $4 WHERE session = $1 AND branch = $2 RETURNING token`,
+        [session, branch, owner, now],
+      );
+      return { ok: true, lease: { session, branch, token: Number(taken?.token), owner, acquired: now, renewed: now } };
+    });
+  }
+
+  async renewLease(session: SessionId, branch: string, token: number): Promise<boolean> {
+    const rows = await this.#q(
+      `UPDATE ${this.#s}.leases SET renewed = $1 WHERE session = $2 AND branch = $3 AND token = $4 AND owner IS NOT NULL RETURNING 1`,
+      [this.#clock("renewLease"), session, branch, token],
+    );
+    return rows.length === 1;
+  }
+
+  async releaseLease(session: SessionId, branch: string, token: number): Promise<boolean> {
+    const rows = await this.#q(
+      `UPDATE ${this.#s}.leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = $1 AND branch = $2 AND token = $3 AND owner IS NOT NULL RETURNING 1`,
+      [session, branch, token],
+    );
+    return rows.length === 1;
+  }
+
+  async lease(session: SessionId, branch: string): Promise<LeaseInfo | undefined> {
+    const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${this.#s}.leases WHERE session = $1 AND branch = $2`, [
+      session,
+      branch,
+    ]);
+    return leaseOf(session, branch, row as never);
+  }
+
+  async verify(session?: SessionId, hooks: VerifyHooks = {}): Promise<VerifyReport> {
+    // One read transaction over everything verify reads, the hooks' reads included (ST-17).
+    return this.readTransaction(() =>
+      verifyPg(
+        {
+          q: (text, values) => this.#q(text, values),
+          s: this.#s,
+          nearestSnapshot: (e) => this.nearestSnapshot(e),
+          hasBlobs: (h) => this.getBlobs(h),
+        },
+        session,
+        hooks,
+      ),
+    );
+  }
+}
+
+/** Undoes cache changes recorded after `mark`, newest first. */
+function undoTo(undo: (() => void)[], mark: number): void {
+  while (undo.length > mark) (undo.pop() as () => void)();
+}
+
+/** An event row's metadata (`digest` is bytea). */
+function metaOf(r: Row, session: SessionId): EventMeta {
+  return {
+    id: Number(r.id) as EventId,
+    session,
+    prior: r.prior === null ? null : (Number(r.prior) as EventId),
+    depth: Number(r.depth),
+    kind: r.kind,
+    label: r.label ?? null,
+    by: r.by ?? null,
+    ts: Number(r.ts),
+    digest: (r.digest as Buffer).toString("hex"),
+  };
+}
+
+/** A row's payload: inline, or the joined blob's bytes (`bdata`); a missing blob is damage. */
+function payloadOf(r: Row): string {
+  if (r.blob === null) return r.data;
+  if (r.bdata === null || r.bdata === undefined)
+    throw new StoreError(
+      "corrupt",
+      `event ${r.id ?? ""} refers to missing blob ${(r.blob as Buffer).toString("hex")}; run \`strata verify\``,
+    );
+  return (r.bdata as Buffer).toString("utf8");
+}
+
+/** The place after the head was taken by another writer inside a slow append: rolled back, then reported as a HeadConflict. */
+class PlaceTaken extends Error {
+  constructor(
+    readonly session: SessionId,
+    readonly branch: string,
+    readonly expected: EventId,
+  ) {
+    super(`the place after event ${expected} on ${session}@${branch} was taken`);
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * What only the PostgreSQL backend has (decision 0035), against the real server the run started:
+ * its costs in statements and rows (one statement per append on the hot path, one row per fork),
+ * many handles racing (compare-and-swap, fencing leases), a writer killed with SIGKILL, and opening
+ * what is not a store of this build. The contract itself is conformance.test.ts.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { type EventId, HeadConflict, LeaseLost, type SessionId, StoreError } from "@strata/store";
+import pg from "pg";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { openPgStore, PG_SCHEMA_VERSION, type PgStore } from "../src/index.ts";
+
+const url = inject("pgUrl");
+let n = 0;
+const fresh = () => `p${process.pid}_${Date.now().toString(36)}_${n++}`;
+const opened: PgStore[] = [];
+const open = async (schema = fresh(), max = 4) => {
+  const s = await openPgStore(url, { schema, max });
+  opened.push(s);
+  return s;
+};
+afterAll(async () => {
+  for (const s of opened) if (!s.closed) await s.close();
+});
+
+const ev = (data: string, label: string | null = null) => ({ kind: "patch@1", label, data });
+
+/** Counts the statements the store's pool sends (on every connection it hands out, from now on). */
+function countStatements(store: PgStore): { readonly count: number; readonly wakes: number } {
+  const pool = (store as unknown as { inner: { pool: pg.Pool } }).inner.pool;
+  const counter = { count: 0, wakes: 0 };
+  // pool.query runs on a client it acquires: counting on the clients counts every statement once.
+  pool.on("acquire", (client: pg.PoolClient & { __counted?: boolean }) => {
+    if (client.__counted) return;
+    client.__counted = true;
+    const q = client.query.bind(client);
+    (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      const sent = args[0] as string | { text: string };
+      if (/pg_notify/.test(typeof sent === "string" ? sent : sent.text)) counter.wakes++;
+      else counter.count++;
+      return (q as (...a: unknown[]) => unknown)(...args);
+    };
+  });
+  return counter;
+}
+
+async function rows(schema: string): Promise<Record<string, number>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const out: Record<string, number> = {};
+    for (const t of ["sessions", "segments", "branches", "events", "snapshots", "blobs", "leases"])
+      out[t] = Number((await c.query(`SELECT count(*)::int AS n FROM "${schema}".${t}`)).rows[0].n);
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+describe("ST-32/33 PostgreSQL: costs", () => {
+  it("an append to a branch this process writes is one statement (and at most one wake-up); a fork is one statement and one row", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    let head = genesis.id;
+    head = ((await store.append(session.id, "main", head, [ev("warm")]))[0] as { id: EventId }).id;
+    const counter = countStatements(store);
+    for (let i = 0; i < 50; i++) head = ((await store.append(session.id, "main", head, [ev(`{"i":${i}}`)]))[0] as { id: EventId }).id;
+    expect(counter.count).toBe(50);
+    expect(counter.wakes).toBeGreaterThan(0);
+    expect(counter.wakes).toBeLessThanOrEqual(50);
+    const before = await rows(schema);
+    const at = counter.count;
+    await store.fork(session.id, genesis.id, "side");
+    expect(counter.count - at).toBe(1);
+    const after = await rows(schema);
+    expect(after).toEqual({ ...before, branches: (before.branches as number) + 1 });
+  });
+
+  it("a fenced append is one statement too, and a group commit is one transaction", async () => {
+    const store = await open();
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const lease = await store.acquireLease(session.id, "main", "me");
+    if (!lease.ok) throw new Error("no lease");
+    let head = ((await store.append(session.id, "main", genesis.id, [ev("a")], { lease: lease.lease.token }))[0] as { id: EventId }).id;
+    const counter = countStatements(store);
+    head = ((await store.append(session.id, "main", head, [ev("b")], { lease: lease.lease.token }))[0] as { id: EventId }).id;
+    expect(counter.count).toBe(1);
+    const group = await store.append(session.id, "main", head, [ev("c"), ev("d"), ev("e")]);
+    expect(group.map((e) => e.depth)).toEqual([4, 5, 6]);
+    expect(group[1]?.prior).toBe(group[0]?.id);
+  });
+});
+
+describe("ST-32 PostgreSQL: many handles on one branch", () => {
+  it("8 handles append after the same head at once: exactly one writes, the others get HeadConflict, the chain does not fork", async () => {
+    const schema = fresh();
+    const first = await open(schema);
+    const { session, genesis } = await first.createSession({ genesis: ev("{}") });
+    const handles = await Promise.all(Array.from({ length: 8 }, () => open(schema, 2)));
+    for (let round = 0; round < 5; round++) {
+      const head = ((await first.branch(session.id, "main")) as { head: EventId }).head;
+      const results = await Promise.allSettled(handles.map((h, i) => h.append(session.id, "main", head, [ev(`{"w":${i},"r":${round}}`)])));
+      const ok = results.filter((r) => r.status === "fulfilled");
+      expect(ok).toHaveLength(1);
+      for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(HeadConflict);
+    }
+    const log = await first.log(session.id);
+    expect(log.map((e) => e.depth)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await first.verify(session.id)).ok).toBe(true);
+    void genesis;
+  });
+
+  it("8 handles race for one branch's lease: exactly one drives; a stale driver can never write after the takeover", async () => {
+    const schema = fresh();
+    const first = await open(schema);
+    const { session, genesis } = await first.createSession({ genesis: ev("{}") });
+    const handles = await Promise.all(Array.from({ length: 8 }, () => open(schema, 2)));
+    const tries = await Promise.all(handles.map((h, i) => h.acquireLease(session.id, "main", `worker ${i}`)));
+    const winners = tries.filter((t) => t.ok);
+    expect(winners).toHaveLength(1);
+    const driver = handles[tries.findIndex((t) => t.ok)] as PgStore;
+    const token = (winners[0] as { lease: { token: number } }).lease.token;
+    // The driver appends in a loop while another worker declares it stale and takes over.
+    let head = genesis.id;
+    let stop = false;
+    const written: EventId[] = [];
+    let lost: unknown;
+    const loop = (async () => {
+      while (!stop) {
+        try {
+          const [m] = await driver.append(session.id, "main", head, [ev(`{"n":${written.length}}`)], { lease: token });
+          head = (m as { id: EventId }).id;
+          written.push(head);
+        } catch (e) {
+          lost = e;
+          return;
+        }
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 150));
+    const other = handles.find((h) => h !== driver) as PgStore;
+    const takeover = await other.acquireLease(session.id, "main", "successor", () => true);
+    expect(takeover.ok).toBe(true);
+    const lastBefore = ((await other.branch(session.id, "main")) as { head: EventId }).head;
+    await new Promise((r) => setTimeout(r, 100));
+    stop = true;
+    await loop;
+    expect(lost).toBeInstanceOf(LeaseLost);
+    // Nothing the old driver wrote lands after the takeover committed.
+    expect(((await other.branch(session.id, "main")) as { head: EventId }).head).toBe(lastBefore);
+    expect(written.at(-1)).toBe(lastBefore);
+    expect(written.length).toBeGreaterThan(0);
+  });
+});
+
+describe("ST-19 PostgreSQL: crashes", () => {
+  it("a writer killed with SIGKILL mid-append loses nothing it was told was written and leaves nothing partial", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=@strata/source",
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "pg-writer.ts"),
+        url,
+        schema,
+        session.id,
+        String(genesis.id),
+      ],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    const acked: number[] = [];
+    let buffer = "";
+    child.stdout.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const l of lines) if (/^\d+$/.test(l)) acked.push(Number(l));
+    });
+    await new Promise<void>((resolve, reject) => {
+      const t = setInterval(() => {
+        if (acked.length >= 30 + Math.floor(Math.random() * 40)) {
+          clearInterval(t);
+          child.kill("SIGKILL");
+          resolve();
+        }
+      }, 5);
+      child.on("exit", (code, signal) => {
+        clearInterval(t);
+        if (signal !== "SIGKILL") reject(new Error(`the writer exited on its own (${code})`));
+      });
+    });
+    await new Promise((r) => child.once("close", r));
+    const reopened = await open(schema);
+    const log = await reopened.log(session.id as SessionId);
+    const ids = new Set(log.map((e) => e.id as number));
+    for (const a of acked) expect(ids.has(a), `acknowledged event ${a}`).toBe(true);
+    // Every group of 3 is all there or not at all.
+    const data = await reopened.chainData(log.at(-1)?.id as EventId);
+    const groups = data.slice(1).map((d) => JSON.parse(d) as { g: number; k: number });
+    for (let i = 0; i < groups.length; i += 3) expect(groups.slice(i, i + 3).map((g) => g.k)).toEqual([0, 1, 2]);
+    expect((await reopened.verify(session.id)).ok).toBe(true);
+  });
+});
+
+describe("ST-34 PostgreSQL: following a branch other machines write", () => {
+  it("delivers every event once, in order, as another process writes; a rewind is told as a move", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const seen: number[] = [];
+    const moves: number[] = [];
+    const follower = store.follow(
+      session.id,
+      "main",
+      (u) => {
+        if (u.kind === "events") for (const e of u.events) seen.push(e.id);
+        else moves.push(u.head.head);
+      },
+      { pollMs: 60_000 }, // only notifications wake it here: the poll would hide a lost one
+    );
+    await follower.ready;
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=@strata/source",
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "pg-writer.ts"),
+        url,
+        schema,
+        session.id,
+        String(genesis.id),
+        "single",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const acked: number[] = [];
+    child.stdout.on("data", (d: Buffer) => {
+      for (const l of d.toString().split("\n")) if (/^\d+$/.test(l)) acked.push(Number(l));
+    });
+    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("close", r));
+    const log = (await store.log(session.id)).map((e) => e.id as number);
+    const deadline = Date.now() + 5000;
+    while (seen.length < log.length - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(seen).toEqual(log.slice(1));
+    // A rewind from another handle: the follower is told where the branch went, then follows on from there.
+    const other = await open(schema);
+    const back = log[3] as EventId;
+    await other.moveHead(session.id, "main", back);
+    const [next] = await other.append(session.id, "main", back, [ev("after the rewind")]);
+    const until = Date.now() + 5000;
+    while (seen.at(-1) !== next?.id && moves.at(-1) !== next?.id && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    // Told once: either the rewind, then the event after it, or (woken after both) the branch's new head.
+    expect(moves).toHaveLength(1);
+    if (moves[0] === back) expect(seen.at(-1)).toBe(next?.id);
+    else expect(moves).toEqual([next?.id]);
+    await follower.close();
+  });
+});
+
+describe("ST-31 PostgreSQL: opening", () => {
+  it("a server that is not there is cannot-open, naming the address, without a stack of the driver's", async () => {
+    const e = await openPgStore("postgres://strata@127.0.0.1:1/postgres", { connectTimeout: 2000 }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(StoreError);
+    expect((e as StoreError).code).toBe("cannot-open");
+    expect((e as Error).message).toMatch(/127\.0\.0\.1:1.*is the server running/);
+  });
+
+  it("a schema holding other tables is not-strata; a newer store is newer-schema; neither is changed", async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const foreign = fresh();
+      await c.query(`CREATE SCHEMA ${foreign}; CREATE TABLE ${foreign}.things (x int)`);
+      const e = await openPgStore(url, { schema: foreign }).catch((x: unknown) => x);
+      expect((e as StoreError).code).toBe("not-strata");
+      expect((await c.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1", [foreign])).rows[0].n).toBe(1);
+      const newer = fresh();
+      (await open(newer)).close();
+      await c.query(`UPDATE ${newer}.meta SET value = $1 WHERE key = 'schema_version'`, [String(PG_SCHEMA_VERSION + 1)]);
+      const e2 = await openPgStore(url, { schema: newer }).catch((x: unknown) => x);
+      expect((e2 as StoreError).code).toBe("newer-schema");
+      expect((e2 as Error).message).toMatch(/upgrade strata/);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("a bad URL or schema name is bad-input saying what to write", async () => {
+    expect(((await openPgStore("postgres//x").catch((x: unknown) => x)) as StoreError).code).toBe("bad-input");
+    const e = (await openPgStore(url, { schema: "Robert'); DROP" }).catch((x: unknown) => x)) as StoreError;
+    expect(e.code).toBe("bad-input");
+    expect(e.message).toMatch(/lowercase letters/);
+  });
+});
