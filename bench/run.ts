@@ -32,7 +32,7 @@ const GROUPS: Record<string, readonly string[]> = {
   api: ["public"],
   cli: ["startup", "reads"],
   import: ["foreign"],
-  postgres: ["store", "langgraph"],
+  postgres: ["pg", "langgraph"],
 };
 
 /** Section headings that are not a package's name. */

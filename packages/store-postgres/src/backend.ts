@@ -94,6 +94,14 @@ interface Tip {
   readonly digest: Buffer;
 }
 
+/** A branch this process pinned (a fork, a rewind): where its head is, for a one-statement first append. */
+interface Pin {
+  readonly head: EventId;
+  readonly segment: number;
+  readonly depth: number;
+  readonly digest: Buffer;
+}
+
 type Row = QueryResultRow;
 
 const tipKey = (session: SessionId, branch: string) => `${session}\u0000${branch}`;
@@ -115,6 +123,8 @@ export class PgBackend implements AsyncStore {
   readonly #inlineLimit: number;
   readonly #tx = new AsyncLocalStorage<Tx>();
   readonly #tips = new Map<string, Tip>();
+  /** Branches this process forked or moved and has not appended to since (the hint is checked by SQL). */
+  readonly #pins = new Map<string, Pin>();
   /** Segment ancestry: immutable once committed; ids are never reused, so a rolled-back one is only unreachable. */
   readonly #segments = new Map<number, Segment>();
   /** Chunk reuse and decoded chunks for snapshots written and read outside transactions (ST-13). */
@@ -369,6 +379,11 @@ export class PgBackend implements AsyncStore {
     const key = tipKey(session, branch);
     const tip = this.#tips.get(key);
     const e = events[0] as EventInput;
+    const pin = this.#pins.get(key);
+    if (events.length === 1 && pin?.head === expectedHead && !this.#large(e.data)) {
+      const first = await this.#firstAppend(session, branch, pin, e, lease);
+      if (first !== undefined) return [first];
+    }
     if (events.length === 1 && tip !== undefined && tip.id === expectedHead && !this.#large(e.data)) {
       // One statement in autocommit (or in the caller's transaction): the compare-and-swap is its
       // WHERE and the unique (segment, depth) index; the fencing check holds the lease row.
@@ -409,6 +424,60 @@ export class PgBackend implements AsyncStore {
       const now = await this.branch(session, branch);
       throw new HeadConflict(session, branch, expectedHead, now?.head ?? expectedHead);
     }
+  }
+
+  /**
+   * The first append after a fork or rewind this process made, in one statement: the branch, still
+   * pinned at the head (and, with a token, still leased: the lease row held `FOR SHARE`), locked; a
+   * new segment whose parent is the head's; the branch moved to own it; the event inserted as its
+   * first. Undefined when the branch moved meanwhile (the transaction path then says how).
+   */
+  async #firstAppend(
+    session: SessionId,
+    branch: string,
+    pin: Pin,
+    e: EventInput,
+    lease: number | undefined,
+  ): Promise<EventMeta | undefined> {
+    const s = this.#s;
+    const ts = e.ts ?? this.#clock("append");
+    const label = e.label ?? null;
+    const by = e.by ?? null;
+    const digest = digestBytes(pin.digest, e.kind, label, by, ts, e.data);
+    const values: unknown[] = [session, branch, pin.head, pin.segment, pin.depth, e.kind, label, by, ts, digest, e.data];
+    const fenced =
+      lease === undefined
+        ? ""
+        : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $1 AND branch = $2 AND token = $12 AND owner IS NOT NULL FOR SHARE)`;
+    if (lease !== undefined) values.push(lease);
+    const row = await this.#one<{ id: number; segment: number }>(
+      `WITH b AS (SELECT 1 FROM ${s}.branches WHERE session = $1 AND name = $2 AND head = $3 ${fenced} FOR UPDATE),
+            g AS (INSERT INTO ${s}.segments (session, parent, fork_depth) SELECT $1, $4, $5 FROM b RETURNING id),
+            u AS (UPDATE ${s}.branches SET segment = g.id, head = NULL FROM g WHERE session = $1 AND name = $2 RETURNING g.id AS seg)
+       INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
+       SELECT u.seg, $5 + 1, $3, $6, $7, $8, $9, $10, NULL, $11 FROM u
+       RETURNING id, segment`,
+      values,
+    );
+    if (row === undefined) return undefined;
+    const id = Number(row.id) as EventId;
+    const depth = pin.depth + 1;
+    this.#unpin(session, branch);
+    this.#wake(session);
+    this.#tip(session, branch, { segment: Number(row.segment), depth, id, digest });
+    return { id, session, prior: pin.head, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") };
+  }
+
+  /** Remembers where a branch this process pinned is (forgotten again if the transaction rolls back). */
+  #pin(session: SessionId, branch: string, pin: Pin): void {
+    const key = tipKey(session, branch);
+    this.#pins.set(key, pin);
+    this.#tips.delete(key);
+    this.#onRollback(() => this.#pins.delete(key));
+  }
+
+  #unpin(session: SessionId, branch: string): void {
+    this.#pins.delete(tipKey(session, branch));
   }
 
   /** An append in a transaction: group commits, the first append after a fork or rewind, a cold or moved tip. */
@@ -495,6 +564,7 @@ export class PgBackend implements AsyncStore {
       return meta;
     });
     this.#wake(session);
+    this.#unpin(session, branch);
     this.#tip(session, branch, { segment, depth, id: prior, digest });
     return metas;
   }
@@ -564,15 +634,16 @@ export class PgBackend implements AsyncStore {
     const s = this.#s;
     const created = this.#clock("fork");
     // One statement: the event's place (of this session) and the branch row, unless the name is taken.
-    const row = await this.#one<{ depth: number; written: number }>(
-      `WITH p AS (SELECT e.segment, e.depth FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1),
+    const row = await this.#one<{ segment: number; depth: number; digest: Buffer; written: number }>(
+      `WITH p AS (SELECT e.segment, e.depth, e.digest FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1),
             w AS (INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event)
                   SELECT $1, $2, p.segment, $3, $4, 'fork', $3 FROM p ON CONFLICT (session, name) DO NOTHING RETURNING 1)
-       SELECT p.depth, (SELECT count(*) FROM w)::int AS written FROM p`,
+       SELECT p.segment, p.depth, p.digest, (SELECT count(*) FROM w)::int AS written FROM p`,
       [session, name, at, created],
     );
     if (row === undefined) throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
     if (row.written !== 1) throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
+    this.#pin(session, name, { head: at, segment: Number(row.segment), depth: Number(row.depth), digest: row.digest });
     return { session, name, head: at, headDepth: Number(row.depth), created, origin: "fork", pinned: true, originEvent: at };
   }
 
@@ -615,7 +686,7 @@ export class PgBackend implements AsyncStore {
         session,
         branch,
       ]);
-      this.#forget(tipKey(session, branch));
+      this.#pin(session, branch, { head: to, segment: target.segment, depth: target.depth, digest: target.digest });
       this.#wake(session);
       return { branch: (await this.branch(session, branch)) as BranchInfo, kept };
     });
@@ -774,13 +845,15 @@ export class PgBackend implements AsyncStore {
   }
 
   /** Where event `id` is — its segment, depth and session — or undefined when it does not exist. */
-  async #placeOf(id: EventId): Promise<{ segment: number; depth: number; session: SessionId } | undefined> {
+  async #placeOf(id: EventId): Promise<{ segment: number; depth: number; session: SessionId; digest: Buffer } | undefined> {
     const s = this.#s;
     const row = await this.#one(
-      `SELECT e.segment, e.depth, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
+      `SELECT e.segment, e.depth, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
       [id],
     );
-    return row === undefined ? undefined : { segment: Number(row.segment), depth: Number(row.depth), session: row.session as SessionId };
+    return row === undefined
+      ? undefined
+      : { segment: Number(row.segment), depth: Number(row.depth), session: row.session as SessionId, digest: row.digest as Buffer };
   }
 
   /** The spans of the chain ending at depth `depth` of `segment`, newest first, after `afterDepth` (ST-7). */

@@ -33,6 +33,8 @@ export interface PgStoreOptions {
   readonly idleInTransactionTimeout?: number;
   /** How long to wait for a connection, ms (default 10,000). */
   readonly connectTimeout?: number;
+  /** `application_name` of the store's connections, as `pg_stat_activity` shows them (default "strata"). */
+  readonly applicationName?: string;
   /** Named prepared statements (default true); false for PgBouncer before 1.21 in transaction mode. */
   readonly prepare?: boolean;
 }
@@ -101,7 +103,7 @@ export async function openPgStore(url: string, options: PgStoreOptions = {}): Pr
     statement_timeout: options.statementTimeout ?? 30_000,
     idle_in_transaction_session_timeout: options.idleInTransactionTimeout ?? 60_000,
     connectionTimeoutMillis: options.connectTimeout ?? 10_000,
-    application_name: "strata",
+    application_name: options.applicationName ?? "strata",
     types,
   });
   // An idle connection the server ended (a restart, a proxy's timeout) is dropped by the pool and

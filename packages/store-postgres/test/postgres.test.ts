@@ -59,7 +59,7 @@ async function rows(schema: string): Promise<Record<string, number>> {
 }
 
 describe("ST-32/33 PostgreSQL: costs", () => {
-  it("an append to a branch this process writes is one statement (and at most one wake-up); a fork is one statement and one row", async () => {
+  it("an append to a branch this process writes is one statement (and at most one wake-up); a fork is one statement and one row, and so is the first append on it", async () => {
     const schema = fresh();
     const store = await open(schema);
     const { session, genesis } = await store.createSession({ genesis: ev("{}") });
@@ -76,6 +76,15 @@ describe("ST-32/33 PostgreSQL: costs", () => {
     expect(counter.count - at).toBe(1);
     const after = await rows(schema);
     expect(after).toEqual({ ...before, branches: (before.branches as number) + 1 });
+    // The first append on the fork is one statement too: its new segment, the branch's move and the event.
+    const mark = counter.count;
+    const [first] = await store.append(session.id, "side", genesis.id, [ev("on the fork")]);
+    expect(counter.count - mark).toBe(1);
+    expect(first).toMatchObject({ prior: genesis.id, depth: 2 });
+    const [second] = await store.append(session.id, "side", first?.id as EventId, [ev("and again")]);
+    expect(counter.count - mark).toBe(2);
+    expect((await store.log(session.id, { branch: "side" })).map((e) => e.id)).toEqual([genesis.id, first?.id, second?.id]);
+    expect((await store.verify(session.id)).ok).toBe(true);
   });
 
   it("a fenced append is one statement too, and a group commit is one transaction", async () => {
@@ -294,6 +303,29 @@ describe("ST-31 PostgreSQL: opening", () => {
     } finally {
       await c.end();
     }
+  });
+
+  it("connections the server ends (a restart, a proxy's timeout) are replaced: the next calls work", async () => {
+    const schema = fresh();
+    const store = await openPgStore(url, { schema, applicationName: `strata ${schema}` });
+    opened.push(store);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    await Promise.all([store.getSession(session.id), store.getSession(session.id)]); // two idle connections in the pool
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const killed = await c.query(
+        "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) t",
+        [`strata ${schema}`],
+      );
+      expect(killed.rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await c.end();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const [e] = await store.append(session.id, "main", genesis.id, [ev("after the restart")]);
+    expect(e?.depth).toBe(2);
+    expect((await store.log(session.id)).map((x) => x.id)).toEqual([genesis.id, e?.id]);
   });
 
   it("a bad URL or schema name is bad-input saying what to write", async () => {

@@ -23,7 +23,7 @@
  *   `max: 8` connections), against 8 raw inserters (8 `pg.Client`s), in 5 interleaved rounds;
  *   aggregate events/s of each, ratio per round.
  *
- * Run: npx tsx bench/run.ts postgres   (by hand: BENCH_PG_STEPS=500 node --import tsx --conditions=@strata/source bench/postgres/store.ts)
+ * Run: npx tsx bench/run.ts postgres   (by hand: BENCH_PG_STEPS=500 node --import tsx --conditions=@strata/source bench/postgres/pg.ts)
  */
 import type { EventId, EventInput, SessionId } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
@@ -47,7 +47,7 @@ import {
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
 
-const NAME = "store";
+const NAME = "pg";
 const STEPS = Number(process.env.BENCH_PG_STEPS ?? 2000);
 const BLOCK = 100;
 const READS = 5;
