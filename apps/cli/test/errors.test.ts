@@ -50,7 +50,9 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
     for (const args of [["--db", "postgres://me:secret@127.0.0.1:1/x", "ls"], ["ls"]]) {
       const r = await strata(dir, args, args.length === 1 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/is a PostgreSQL store: the strata command does not drive sessions there yet, only `strata export` and `strata import FILE` .* point --db/);
+      expect(r.stderr).toMatch(
+        /is a PostgreSQL store: the strata command does not drive sessions there yet, only `strata export` and `strata import FILE` .* point --db/,
+      );
       expect(r.stderr).not.toContain("secret");
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }

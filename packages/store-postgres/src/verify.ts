@@ -16,7 +16,21 @@ import {
   type VerifyHooks,
   type VerifyReport,
 } from "@strata/store";
-import { digestBytes, isTimestamp, messageOf, show } from "@strata/store/backend";
+import {
+  blobFinding,
+  branchFindings,
+  cycleFindings,
+  digestFinding,
+  eventHookFinding,
+  forkFinding,
+  linkFindings,
+  messageOf,
+  missingPayloadFinding,
+  segmentFindings,
+  snapshotFinding,
+  snapshotPlaceFinding,
+  snapshotReadFinding,
+} from "@strata/store/backend";
 import type { QueryResultRow } from "pg";
 
 type Row = QueryResultRow;
@@ -77,51 +91,21 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
     const placeOf = new Map<number, [number, number]>();
     const exists = (await q(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])).length > 0;
     if (segments.length === 0 && exists) add({ code: "bad-segment", session, message: `session ${session} has no segments` });
-    checkAncestry(segments);
+    for (const f of cycleFindings(new Map(segments.map((g) => [Number(g.id), g.parent === null ? null : Number(g.parent)])), session))
+      add(f);
     for (const seg of segments) await guard(`reading segment ${seg.id} of session ${session}`, session, () => verifySegment(seg));
-
-    function checkAncestry(all: Row[]): void {
-      const parentOf = new Map(all.map((g) => [Number(g.id), g.parent === null ? null : Number(g.parent)]));
-      const reported = new Set<number>();
-      for (const start of parentOf.keys()) {
-        const path: number[] = [];
-        let at: number | null | undefined = start;
-        while (at !== null && at !== undefined && path.length <= parentOf.size) {
-          path.push(at);
-          at = parentOf.get(at);
-        }
-        if (path.length <= parentOf.size) continue;
-        const cycle = path.slice(path.indexOf(path[path.length - 1] as number));
-        const key = Math.min(...cycle);
-        if (reported.has(key)) continue;
-        reported.add(key);
-        add({
-          code: "bad-segment",
-          session,
-          message: `segments ${cycle.join(" → ")} form a cycle of parents: their chains have no beginning`,
-        });
-      }
-    }
 
     async function verifySegment(seg: Row): Promise<void> {
       const id = Number(seg.id);
       const parent = seg.parent === null ? null : Number(seg.parent);
       const forkDepth = Number(seg.fork_depth);
-      if (parent !== null && !segIds.has(parent))
-        add({ code: "bad-segment", session, message: `segment ${id} has parent ${parent}, which is not a segment of the session` });
-      if (parent === null && forkDepth !== 0)
-        add({ code: "bad-segment", session, message: `root segment ${id} starts at depth ${forkDepth}, not 0` });
+      for (const f of segmentFindings(id, parent, forkDepth, segIds, session)) add(f);
       let expected = forkDepth + 1;
       let prev: number | null = null;
       let prevDigest: Buffer | null = null;
       if (parent !== null) {
         const fork = (await q(`SELECT id, digest FROM ${s}.events WHERE segment = $1 AND depth = $2`, [parent, forkDepth]))[0];
-        if (fork === undefined)
-          add({
-            code: "bad-segment",
-            session,
-            message: `segment ${id} forks from depth ${forkDepth} of segment ${parent}, which has no such event`,
-          });
+        if (fork === undefined) add(forkFinding(id, parent, forkDepth, session));
         else {
           prev = Number(fork.id);
           prevDigest = fork.digest as Buffer;
@@ -139,61 +123,37 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
           const eid = Number(e.id);
           const depth = Number(e.depth);
           placeOf.set(eid, [id, depth]);
-          if (depth > expected)
-            add({
-              code: "chain-gap",
-              session,
-              event: eid as EventId,
-              message: `segment ${id} jumps from depth ${expected - 1} to ${depth} at event ${eid}`,
-            });
           const prior = e.prior === null ? null : Number(e.prior);
-          if (prior !== prev)
-            add({
-              code: "dangling-prior",
-              session,
-              event: eid as EventId,
-              message: `event ${eid} has prior ${prior ?? "none"}, but the event before it on its chain is ${prev ?? "none"}`,
-            });
+          for (const f of linkFindings(eid, depth, expected, prior, prev, id, session)) add(f);
           let data: string | undefined = e.data;
           if (e.blob !== null) {
             if (e.bhash === null) {
               data = undefined;
-              add({
-                code: "missing-blob",
-                session,
-                event: eid as EventId,
-                message: `event ${eid} stores its payload in blob ${(e.blob as Buffer).toString("hex")}, which is missing`,
-              });
+              add(missingPayloadFinding(eid, (e.blob as Buffer).toString("hex"), session));
             } else data = (e.bdata as Buffer).toString("utf8");
           }
-          if (data !== undefined) checkDigest(e, eid, data, prevDigest);
-          if (hooks.checkEvent !== undefined && data !== undefined) {
-            let problem: string | undefined;
-            try {
-              problem = answerOf(
-                hooks.checkEvent({
-                  id: eid as EventId,
-                  session,
-                  prior: prior as EventId | null,
-                  depth,
-                  kind: e.kind,
-                  label: e.label ?? null,
-                  by: e.by ?? null,
-                  ts: Number(e.ts),
-                  digest: (e.digest as Buffer).toString("hex"),
-                  data,
-                }),
-              );
-            } catch (x) {
-              problem = `could not be checked: ${messageOf(x)}`;
-            }
-            if (problem !== undefined)
-              add({
-                code: "bad-event",
-                session,
-                event: eid as EventId,
-                message: problem.startsWith(`event ${eid}:`) ? problem : `event ${eid}: ${problem}`,
-              });
+          if (data !== undefined) {
+            const f = digestFinding(
+              { kind: e.kind, label: e.label, by: e.by, ts: Number(e.ts), digest: e.digest },
+              eid,
+              data,
+              prevDigest,
+              session,
+            );
+            if (f !== undefined) add(f);
+            const h = eventHookFinding(hooks.checkEvent, {
+              id: eid as EventId,
+              session,
+              prior: prior as EventId | null,
+              depth,
+              kind: e.kind,
+              label: e.label ?? null,
+              by: e.by ?? null,
+              ts: Number(e.ts),
+              digest: (e.digest as Buffer).toString("hex"),
+              data,
+            });
+            if (h !== undefined) add(h);
           }
           expected = depth + 1;
           prev = eid;
@@ -205,54 +165,19 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
       }
     }
 
-    function checkDigest(e: Row, eid: number, data: string, prior: Buffer | null): void {
-      const event = eid as EventId;
-      const ts = Number(e.ts);
-      if (!isTimestamp(ts)) {
-        add({
-          code: "bad-event",
-          session,
-          event,
-          message: `event ${eid} has timestamp ${String(e.ts)}, outside 1970 … 9999 (whole milliseconds)`,
-        });
-        return;
-      }
-      const stored = e.digest as Buffer;
-      if (stored.length !== 32) {
-        add({
-          code: "bad-digest",
-          session,
-          event,
-          message: `event ${eid} has no valid digest (a 32-byte sha256 is stored with every event)`,
-        });
-        return;
-      }
-      if (prior !== null && prior.length !== 32) return; // reported on the event before
-      if (!digestBytes(prior, e.kind, e.label ?? null, e.by ?? null, ts, data).equals(stored))
-        add({
-          code: "bad-digest",
-          session,
-          event,
-          message: `event ${eid}'s digest does not match its content (kind, label, by, ts, data) and the digest before it: the event or the one before it was changed after it was written`,
-        });
-    }
-
     await guard(`checking the branches of session ${session}`, session, async () => {
       for (const b of await q(
         `SELECT name, segment, head, (SELECT 1 FROM ${s}.events WHERE segment = br.segment LIMIT 1) AS any FROM ${s}.branches br WHERE session = $1`,
         [session],
-      )) {
-        const name = b.name as string;
-        if (!segIds.has(Number(b.segment)))
-          add({ code: "bad-head", session, message: `branch "${name}" names segment ${b.segment}, not of this session` });
-        if (b.head === null) {
-          if (b.any === null)
-            add({ code: "bad-head", session, message: `branch "${name}" follows segment ${b.segment}, which has no events` });
-        } else if (!placeOf.has(Number(b.head)))
-          add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head}, which is not an event of the session` });
-        else if (placeOf.get(Number(b.head))?.[0] !== Number(b.segment))
-          add({ code: "bad-head", session, message: `branch "${name}" points at event ${b.head} but names segment ${b.segment}` });
-      }
+      ))
+        for (const f of branchFindings(
+          { name: b.name as string, segment: Number(b.segment), head: b.head === null ? null : Number(b.head) },
+          segIds,
+          (e) => placeOf.get(e)?.[0],
+          b.any !== null,
+          session,
+        ))
+          add(f);
     });
 
     await guard(`checking the snapshots of session ${session}`, session, async () => {
@@ -264,41 +189,26 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
         const ev = Number(n.event) as EventId;
         const place = placeOf.get(ev);
         if (place?.[0] !== Number(n.segment) || place[1] !== Number(n.depth)) {
-          add({
-            code: "bad-snapshot",
-            session,
-            event: ev,
-            message: `snapshot at event ${ev} does not match the event's place on its chain`,
-          });
+          add(snapshotPlaceFinding(ev, session));
           continue;
         }
         let record: SnapshotRecord | undefined;
         try {
           record = await host.nearestSnapshot(ev);
         } catch (e) {
-          add({ code: "bad-snapshot", session, event: ev, message: `snapshot at event ${ev} cannot be read: ${messageOf(e)}` });
+          add(snapshotReadFinding(ev, e, session));
           continue;
         }
         if (record === undefined || record.event !== ev) continue;
         const refs = record.pages.filter((p): p is string => p !== null);
         const found = await host.hasBlobs(refs);
-        const missing = refs.filter((p) => !found.has(p));
-        if (missing.length > 0) {
-          add({
-            code: "missing-blob",
-            session,
-            event: ev,
-            message: `snapshot at event ${ev} refers to ${missing.length} missing page(s), e.g. ${missing[0]}`,
-          });
-          continue;
-        }
-        let problem: string | undefined;
-        try {
-          problem = answerOf(hooks.checkSnapshot?.(record, session));
-        } catch (x) {
-          problem = `could not be checked: ${messageOf(x)}`;
-        }
-        if (problem !== undefined) add({ code: "snapshot-mismatch", session, event: ev, message: `snapshot at event ${ev}: ${problem}` });
+        const f = snapshotFinding(
+          record,
+          refs.filter((p) => !found.has(p)),
+          hooks.checkSnapshot,
+          session,
+        );
+        if (f !== undefined) add(f);
       }
     });
   }
@@ -310,8 +220,7 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
       const rows = await q(`SELECT hash, data FROM ${s}.blobs WHERE hash > $1 ORDER BY hash LIMIT 500`, [after]);
       for (const b of rows) {
         blobCount++;
-        if (!sha256(b.data as Buffer).equals(b.hash as Buffer))
-          add({ code: "bad-blob", message: `blob ${(b.hash as Buffer).toString("hex")} does not hash to its address` });
+        if (!sha256(b.data as Buffer).equals(b.hash as Buffer)) add(blobFinding((b.hash as Buffer).toString("hex")));
       }
       if (rows.length < 500) break;
       after = rows[rows.length - 1]?.hash as Buffer;
@@ -319,10 +228,4 @@ export async function verifyPg(host: VerifyHost, only: SessionId | undefined, ho
   });
   hooks.progress?.(totalEvents, totalEvents);
   return { ok: findings.length === 0, sessions: sessions.length, events: eventCount, snapshots: snapshotCount, blobs: blobCount, findings };
-}
-
-/** A hook's answer as a finding's message: undefined (fine), its text, or what it returned instead of text. */
-function answerOf(answer: unknown): string | undefined {
-  if (answer === undefined || typeof answer === "string") return answer;
-  return `could not be checked: the hook returned ${show(answer)}, not a message or undefined`;
 }

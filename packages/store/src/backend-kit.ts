@@ -1,8 +1,9 @@
 /**
  * What a second backend of the `Store` contract reuses from the first (`@strata/store/backend`,
  * decision 0035): the argument and clock checks, the digest chain (ST-21), the chain walk over
- * segments (ST-7), the snapshot page-directory format and its chunk reuse (ST-13), and the
- * listing's prior filling. None of it touches a database; a backend brings its own queries.
+ * segments (ST-7), the snapshot page-directory format and its chunk reuse (ST-13), the row
+ * mappings, and what verify judges (ST-17). None of it touches a database; a backend brings its
+ * own queries.
  */
 export { ARGS, WRITES } from "./arg-checks.ts";
 export { badTimestamp, checkBranchName, isTimestamp, notFound, show } from "./checks.ts";
@@ -12,3 +13,18 @@ export { messageOf } from "./errors.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
 export { PageDirectories, type PageHost } from "./snapshot-pages.ts";
 export { chainSpans, damaged, type Segment, type Span } from "./spans.ts";
+export {
+  answerOf,
+  blobFinding,
+  branchFindings,
+  cycleFindings,
+  digestFinding,
+  eventHookFinding,
+  forkFinding,
+  linkFindings,
+  missingPayloadFinding,
+  segmentFindings,
+  snapshotFinding,
+  snapshotPlaceFinding,
+  snapshotReadFinding,
+} from "./verify-rules.ts";
