@@ -1,23 +1,16 @@
 /**
  * The PostgreSQL backend of the asynchronous storage port (decision 0035): the `Store` contract over
- * a `pg` pool, for checked arguments only (`openPgStore` wraps it in `AsyncCheckedStore`).
+ * a `pg` pool, for checked arguments only (`openPgStore` wraps it in `AsyncCheckedStore`). Its
+ * parts: connections and transactions (connection.ts), appends (appends.ts), rows (rows.ts),
+ * verify (verify.ts); here, sessions, branches, forks and rewinds, chain reads, snapshots, blobs
+ * and leases.
  *
- * - **Appends** cost one statement when the branch owns its segment and this process knows its tip:
- *   a conditional `INSERT … SELECT … WHERE … ON CONFLICT DO NOTHING` in autocommit, whose `WHERE`
- *   checks the branch and the tip (and, with a lease token, holds the lease row `FOR SHARE`, so a
- *   takeover waits for the append or the append sees the takeover) and whose unique
- *   `(segment, depth)` index makes two writers unable to take the same place. Everything else —
- *   group commits, the first append after a fork or rewind, a tip another machine moved — is one
- *   short transaction. The digest (ST-21) is computed before the statement is sent; no connection
- *   is held while anything else runs.
- * - **Transactions** run their body with the transaction's connection in `AsyncLocalStorage`: every
- *   store call the body makes, across its awaits, goes to that connection; a nested transaction is
- *   a savepoint. A failed statement inside a transaction would abort all of it, so every write a
- *   caller may expect to fail alone (a conflict, a taken name) runs under its own savepoint.
- * - **Reads** of a chain are one statement over all of its spans (`unnest` of the spans, a lateral
- *   range read per span on `events_chain`), blob-backed payloads joined in the same statement.
+ * - A fork is one statement writing one branch row; a rewind is one short transaction.
+ * - A chain read is one statement: one range read of `events_chain` for a chain of one span, a
+ *   lateral range read per span otherwise; blob-backed payloads are fetched in one batch after.
+ * - Every write wakes its session's followers (follow.ts) once it has committed, with a statement
+ *   of its own sent without waiting (see `#wake`).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type AsyncStore,
   type BranchInfo,
@@ -27,7 +20,6 @@ import {
   type EventMeta,
   HeadConflict,
   type LeaseInfo,
-  LeaseLost,
   type LeaseResult,
   type LogQuery,
   newSessionId,
@@ -57,8 +49,11 @@ import {
   type Span,
   sessionOf,
 } from "@strata/store/backend";
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { Pool } from "pg";
+import { PgAppends } from "./appends.ts";
+import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
+import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
 import { ident } from "./schema.ts";
 import { verifyPg } from "./verify.ts";
 
@@ -76,55 +71,13 @@ export interface PgBackendOptions {
   readonly prepare?: boolean;
 }
 
-/** The connection a transaction's calls go to, and what its rollback must undo in the caches. */
-interface Tx {
-  readonly client: PoolClient;
-  readonly read: boolean;
-  savepoints: number;
-  readonly undo: (() => void)[];
-  /** Sessions whose followers are woken once this transaction commits. */
-  readonly wakes: Set<SessionId>;
-}
-
-/** The last known tip of a branch this process appended to: the one-statement append's hint, checked by SQL. */
-interface Tip {
-  readonly segment: number;
-  readonly depth: number;
-  readonly id: EventId;
-  readonly digest: Buffer;
-}
-
-/** A branch this process pinned (a fork, a rewind): where its head is, for a one-statement first append. */
-interface Pin {
-  readonly head: EventId;
-  readonly segment: number;
-  readonly depth: number;
-  readonly digest: Buffer;
-}
-
-type Row = QueryResultRow;
-
-const tipKey = (session: SessionId, branch: string) => `${session}\u0000${branch}`;
-
-/** An event's metadata columns (all in `events_chain`: a listing is an index-only read). */
-const META_COLS = "id, depth, prior, kind, label, by, ts, digest";
-/** An event's payload columns: inline data, or the hash of the blob that holds it. */
-const DATA_COLS = "blob, data";
-
-/** The columns of a branch row with its head (branchOf's BranchRow); `b` is the branch. */
-const branchCols = (s: string) => `b.name, b.segment, b.head, b.created, b.origin, b.origin_event, t.id AS tip_id, t.depth AS tip_depth,
-  (SELECT depth FROM ${s}.events WHERE id = b.head) AS head_depth
-  FROM ${s}.branches b LEFT JOIN LATERAL (SELECT id, depth FROM ${s}.events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1) t ON true`;
-
 export class PgBackend implements AsyncStore {
   readonly #pool: Pool;
   readonly #s: string;
   readonly #now: () => number;
   readonly #inlineLimit: number;
-  readonly #tx = new AsyncLocalStorage<Tx>();
-  readonly #tips = new Map<string, Tip>();
-  /** Branches this process forked or moved and has not appended to since (the hint is checked by SQL). */
-  readonly #pins = new Map<string, Pin>();
+  readonly #db: PgConnection;
+  readonly #appends: PgAppends;
   /** Segment ancestry: immutable once committed; ids are never reused, so a rolled-back one is only unreachable. */
   readonly #segments = new Map<number, Segment>();
   /** Chunk reuse and decoded chunks for snapshots written and read outside transactions (ST-13). */
@@ -135,9 +88,6 @@ export class PgBackend implements AsyncStore {
   /** Snapshots outside a transaction are written one at a time: the chunk-reuse cache is then never ahead of the database. */
   #snapshotQueue: Promise<unknown> = Promise.resolve();
   #closed = false;
-  readonly #prepare: boolean;
-  /** Statement text → prepared statement name. */
-  readonly #names = new Map<string, string>();
   /** The notification channel of this store's writes (follow.ts). */
   readonly #channel: string;
   /** Sessions with a notification in flight (see #wake). */
@@ -151,10 +101,21 @@ export class PgBackend implements AsyncStore {
   ) {
     this.#pool = pool;
     this.#channel = channelOf(schema);
-    this.#prepare = options.prepare ?? true;
     this.#s = ident(schema);
     this.#now = options.now ?? Date.now;
     this.#inlineLimit = options.inlineLimit ?? 1024 * 1024;
+    this.#db = new PgConnection(pool, options.prepare ?? true, (tx) => {
+      for (const session of tx.wakes) this.#wake(session);
+    });
+    this.#appends = new PgAppends({
+      db: this.#db,
+      s: this.#s,
+      inlineLimit: this.#inlineLimit,
+      clock: (where) => this.#clock(where),
+      putBlob: (data) => this.putBlob(data),
+      branch: (session, name) => this.branch(session, name),
+      wake: (session) => this.#wake(session),
+    });
     this.#pages = this.#directories();
   }
 
@@ -173,92 +134,12 @@ export class PgBackend implements AsyncStore {
     return this.#pool;
   }
 
-  // ── connections and transactions ────────────────────────────────────────────────────────────
-
-  /** Runs one statement on the current transaction's connection, or on any pooled one (autocommit). */
-  async #q<R extends Row = Row>(text: string, values?: unknown[]): Promise<R[]> {
-    const tx = this.#tx.getStore();
-    const query = this.#prepare ? { name: this.#nameOf(text), text, values } : { text, values };
-    const r = tx === undefined ? await this.#pool.query<R>(query) : await tx.client.query<R>(query);
-    return r.rows;
-  }
-
-  /** The name of a statement's text (one per text in this backend, so a name never means two statements). */
-  #nameOf(text: string): string {
-    let name = this.#names.get(text);
-    if (name === undefined) {
-      name = `strata_${this.#names.size}`;
-      this.#names.set(text, name);
-    }
-    return name;
-  }
-
-  async #one<R extends Row = Row>(text: string, values?: unknown[]): Promise<R | undefined> {
-    return (await this.#q<R>(text, values))[0];
-  }
-
   async transaction<T>(fn: () => T | Promise<T>): Promise<T> {
-    return this.#write(fn);
+    return this.#db.write(fn);
   }
 
   async readTransaction<T>(fn: () => T | Promise<T>): Promise<T> {
-    // Inside a transaction (write or read) every read already sees one state.
-    if (this.#tx.getStore() !== undefined) return await fn();
-    return this.#begin(true, fn);
-  }
-
-  /** Runs `fn` in a write transaction: a savepoint inside the current one, else a new one. */
-  async #write<T>(fn: () => T | Promise<T>): Promise<T> {
-    const outer = this.#tx.getStore();
-    if (outer === undefined) return this.#begin(false, fn);
-    const name = `sp${++outer.savepoints}`;
-    const mark = outer.undo.length;
-    await outer.client.query(`SAVEPOINT ${name}`);
-    try {
-      const out = await fn();
-      await outer.client.query(`RELEASE SAVEPOINT ${name}`);
-      return out;
-    } catch (e) {
-      await outer.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      undoTo(outer.undo, mark);
-      throw e;
-    }
-  }
-
-  /** A new transaction on a connection of its own, released (never held) once it ends. */
-  async #begin<T>(read: boolean, fn: () => T | Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    const tx: Tx = { client, read, savepoints: 0, undo: [], wakes: new Set() };
-    let broken: Error | undefined;
-    try {
-      await client.query(read ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");
-      let out: T;
-      try {
-        out = await this.#tx.run(tx, fn);
-      } catch (e) {
-        await client.query("ROLLBACK").catch((x: Error) => {
-          broken = x;
-        });
-        undoTo(tx.undo, 0);
-        throw e;
-      }
-      try {
-        await client.query(read ? "ROLLBACK" : "COMMIT");
-      } catch (e) {
-        broken = e as Error;
-        undoTo(tx.undo, 0);
-        throw e;
-      }
-      for (const session of tx.wakes) this.#wake(session);
-      return out;
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  /** Records how to take back a cache change if the current transaction rolls back. */
-  #onRollback(undo: () => void): void {
-    this.#tx.getStore()?.undo.push(undo);
+    return this.#db.read(fn);
   }
 
   #clock(where: string): number {
@@ -279,29 +160,29 @@ export class PgBackend implements AsyncStore {
     const label = g.label ?? null;
     const by = g.by ?? null;
     const digest = digestBytes(null, g.kind, label, by, ts, g.data);
-    return this.#write(async () => {
-      await this.#q(`INSERT INTO ${s}.sessions (id, title, created, metadata) VALUES ($1, $2, $3, $4)`, [
+    return this.#db.write(async () => {
+      await this.#db.q(`INSERT INTO ${s}.sessions (id, title, created, metadata) VALUES ($1, $2, $3, $4)`, [
         id,
         input.title ?? null,
         created,
         JSON.stringify(metadata),
       ]);
-      const seg = await this.#one<{ id: number }>(
+      const seg = await this.#db.one<{ id: number }>(
         `INSERT INTO ${s}.segments (session, parent, fork_depth) VALUES ($1, NULL, 0) RETURNING id`,
         [id],
       );
       const segment = Number(seg?.id);
-      await this.#q(
+      await this.#db.q(
         `INSERT INTO ${s}.branches (session, name, segment, head, created, origin) VALUES ($1, 'main', $2, NULL, $3, 'genesis')`,
         [id, segment, created],
       );
-      const [blob, data] = await this.#payload(g.data);
-      const ev = await this.#one<{ id: number }>(
+      const [blob, data] = await this.#appends.payload(g.data);
+      const ev = await this.#db.one<{ id: number }>(
         `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data) VALUES ($1, 1, NULL, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
         [segment, g.kind, label, by, ts, digest, blob, data],
       );
       const eid = Number(ev?.id) as EventId;
-      this.#tip(id, "main", { segment, depth: 1, id: eid, digest });
+      this.#appends.tip(id, "main", { segment, depth: 1, id: eid, digest });
       return {
         session: { id, title: input.title ?? null, created, metadata },
         genesis: { id: eid, session: id, prior: null, depth: 1, kind: g.kind, label, by, ts, digest: digest.toString("hex"), data: g.data },
@@ -310,12 +191,12 @@ export class PgBackend implements AsyncStore {
   }
 
   async getSession(id: SessionId): Promise<SessionInfo | undefined> {
-    const row = await this.#one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1`, [id]);
+    const row = await this.#db.one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1`, [id]);
     return row === undefined ? undefined : sessionOf(row as never);
   }
 
   async listSessions(query: SessionQuery = {}): Promise<SessionInfo[]> {
-    const rows = await this.#q(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id < $1 ORDER BY id DESC LIMIT $2`, [
+    const rows = await this.#db.q(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id < $1 ORDER BY id DESC LIMIT $2`, [
       query.before ?? "\u{10FFFF}",
       query.limit !== undefined && Number.isFinite(query.limit) ? query.limit : null,
     ]);
@@ -325,10 +206,10 @@ export class PgBackend implements AsyncStore {
   async findSessions(prefix: string): Promise<SessionInfo[]> {
     const p = prefix.toUpperCase();
     if (!/^[0-9A-Z]*$/.test(p)) return [];
-    const rows = await this.#q(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id >= $1 AND id < $2 ORDER BY id DESC`, [
-      p,
-      `${p}\u{10FFFF}`,
-    ]);
+    const rows = await this.#db.q(
+      `SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id >= $1 AND id < $2 ORDER BY id DESC`,
+      [p, `${p}\u{10FFFF}`],
+    );
     return rows.map((r) => sessionOf(r as never));
   }
 
@@ -336,18 +217,18 @@ export class PgBackend implements AsyncStore {
     id: SessionId,
     changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> },
   ): Promise<SessionInfo> {
-    return this.#write(async () => {
-      const row = await this.#one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1 FOR UPDATE`, [id]);
+    return this.#db.write(async () => {
+      const row = await this.#db.one(`SELECT id, title, created, metadata FROM ${this.#s}.sessions WHERE id = $1 FOR UPDATE`, [id]);
       const current = row === undefined ? notFound(`session ${id}`) : sessionOf(row as never);
       const title = changes.title === undefined ? current.title : changes.title;
       const metadata = changes.metadata === undefined ? current.metadata : { ...current.metadata, ...changes.metadata };
-      await this.#q(`UPDATE ${this.#s}.sessions SET title = $1, metadata = $2 WHERE id = $3`, [title, JSON.stringify(metadata), id]);
+      await this.#db.q(`UPDATE ${this.#s}.sessions SET title = $1, metadata = $2 WHERE id = $3`, [title, JSON.stringify(metadata), id]);
       return { ...current, title, metadata };
     });
   }
 
   async reserve(session: SessionId, count = 1): Promise<number> {
-    const row = await this.#one<{ counter: number }>(
+    const row = await this.#db.one<{ counter: number }>(
       `UPDATE ${this.#s}.sessions SET counter = counter + $1 WHERE id = $2 RETURNING counter`,
       [count, session],
     );
@@ -358,215 +239,23 @@ export class PgBackend implements AsyncStore {
   // ── branches ────────────────────────────────────────────────────────────────────────────────
 
   async branches(session: SessionId): Promise<BranchInfo[]> {
-    const rows = await this.#q(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 ORDER BY b.created, b.name`, [session]);
+    const rows = await this.#db.q(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 ORDER BY b.created, b.name`, [session]);
     return rows.map((r) => branchOf(session, r as never));
   }
 
   async branch(session: SessionId, name: string): Promise<BranchInfo | undefined> {
-    const row = await this.#one(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 AND b.name = $2`, [session, name]);
+    const row = await this.#db.one(`SELECT ${branchCols(this.#s)} WHERE b.session = $1 AND b.name = $2`, [session, name]);
     return row === undefined ? undefined : branchOf(session, row as never);
   }
 
-  async append(
+  append(
     session: SessionId,
     branch: string,
     expectedHead: EventId,
     events: readonly EventInput[],
     options?: { lease?: number },
   ): Promise<EventMeta[]> {
-    if (events.length === 0) return [];
-    const lease = options?.lease;
-    const key = tipKey(session, branch);
-    const tip = this.#tips.get(key);
-    const e = events[0] as EventInput;
-    const pin = this.#pins.get(key);
-    if (events.length === 1 && pin?.head === expectedHead && !this.#large(e.data)) {
-      const first = await this.#firstAppend(session, branch, pin, e, lease);
-      if (first !== undefined) return [first];
-    }
-    if (events.length === 1 && tip !== undefined && tip.id === expectedHead && !this.#large(e.data)) {
-      // One statement in autocommit (or in the caller's transaction): the compare-and-swap is its
-      // WHERE and the unique (segment, depth) index; the fencing check holds the lease row.
-      const s = this.#s;
-      const ts = e.ts ?? this.#clock("append");
-      const label = e.label ?? null;
-      const by = e.by ?? null;
-      const digest = digestBytes(tip.digest, e.kind, label, by, ts, e.data);
-      const depth = tip.depth + 1;
-      const fenced =
-        lease === undefined
-          ? ""
-          : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $11 AND branch = $12 AND token = $13 AND owner IS NOT NULL FOR SHARE)`;
-      const values: unknown[] = [tip.segment, depth, tip.id, e.kind, label, by, ts, digest, null, e.data, session, branch];
-      if (lease !== undefined) values.push(lease);
-      const row = await this.#one<{ id: number }>(
-        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
-         WHERE EXISTS (SELECT 1 FROM ${s}.branches WHERE session = $11 AND name = $12 AND segment = $1 AND head IS NULL)
-           AND EXISTS (SELECT 1 FROM ${s}.events WHERE id = $3 AND segment = $1 AND depth = $2 - 1)
-           ${fenced}
-         ON CONFLICT (segment, depth) DO NOTHING
-         RETURNING id`,
-        values,
-      );
-      if (row !== undefined) {
-        const id = Number(row.id) as EventId;
-        this.#wake(session);
-        this.#tip(session, branch, { segment: tip.segment, depth, id, digest });
-        return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
-      }
-    }
-    try {
-      return await this.#write(() => this.#slowAppend(session, branch, expectedHead, events, lease));
-    } catch (e) {
-      if (!(e instanceof PlaceTaken)) throw e;
-      this.#forget(key);
-      const now = await this.branch(session, branch);
-      throw new HeadConflict(session, branch, expectedHead, now?.head ?? expectedHead);
-    }
-  }
-
-  /**
-   * The first append after a fork or rewind this process made, in one statement: the branch, still
-   * pinned at the head (and, with a token, still leased: the lease row held `FOR SHARE`), locked; a
-   * new segment whose parent is the head's; the branch moved to own it; the event inserted as its
-   * first. Undefined when the branch moved meanwhile (the transaction path then says how).
-   */
-  async #firstAppend(
-    session: SessionId,
-    branch: string,
-    pin: Pin,
-    e: EventInput,
-    lease: number | undefined,
-  ): Promise<EventMeta | undefined> {
-    const s = this.#s;
-    const ts = e.ts ?? this.#clock("append");
-    const label = e.label ?? null;
-    const by = e.by ?? null;
-    const digest = digestBytes(pin.digest, e.kind, label, by, ts, e.data);
-    const values: unknown[] = [session, branch, pin.head, pin.segment, pin.depth, e.kind, label, by, ts, digest, e.data];
-    const fenced =
-      lease === undefined
-        ? ""
-        : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $1 AND branch = $2 AND token = $12 AND owner IS NOT NULL FOR SHARE)`;
-    if (lease !== undefined) values.push(lease);
-    const row = await this.#one<{ id: number; segment: number }>(
-      `WITH b AS (SELECT 1 FROM ${s}.branches WHERE session = $1 AND name = $2 AND head = $3 ${fenced} FOR UPDATE),
-            g AS (INSERT INTO ${s}.segments (session, parent, fork_depth) SELECT $1, $4, $5 FROM b RETURNING id),
-            u AS (UPDATE ${s}.branches SET segment = g.id, head = NULL FROM g WHERE session = $1 AND name = $2 RETURNING g.id AS seg)
-       INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
-       SELECT u.seg, $5 + 1, $3, $6, $7, $8, $9, $10, NULL, $11 FROM u
-       RETURNING id, segment`,
-      values,
-    );
-    if (row === undefined) return undefined;
-    const id = Number(row.id) as EventId;
-    const depth = pin.depth + 1;
-    this.#unpin(session, branch);
-    this.#wake(session);
-    this.#tip(session, branch, { segment: Number(row.segment), depth, id, digest });
-    return { id, session, prior: pin.head, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") };
-  }
-
-  /** Remembers where a branch this process pinned is (forgotten again if the transaction rolls back). */
-  #pin(session: SessionId, branch: string, pin: Pin): void {
-    const key = tipKey(session, branch);
-    this.#pins.set(key, pin);
-    this.#tips.delete(key);
-    this.#onRollback(() => this.#pins.delete(key));
-  }
-
-  #unpin(session: SessionId, branch: string): void {
-    this.#pins.delete(tipKey(session, branch));
-  }
-
-  /** An append in a transaction: group commits, the first append after a fork or rewind, a cold or moved tip. */
-  async #slowAppend(
-    session: SessionId,
-    branch: string,
-    expectedHead: EventId,
-    events: readonly EventInput[],
-    lease: number | undefined,
-  ): Promise<EventMeta[]> {
-    const s = this.#s;
-    const key = tipKey(session, branch);
-    if (lease !== undefined) {
-      const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR SHARE`, [
-        session,
-        branch,
-      ]);
-      const holder = leaseOf(session, branch, row as never);
-      if (holder?.token !== lease) throw new LeaseLost(session, branch, lease, holder);
-    }
-    // The branch, locked, with its head's row (segment and digest) in the same statement.
-    const row = await this.#one(
-      `SELECT h.head_segment, h.head_digest, ${branchCols(s)}
-       LEFT JOIN LATERAL (SELECT segment AS head_segment, digest AS head_digest FROM ${s}.events WHERE id = COALESCE(b.head, t.id)) h ON true
-       WHERE b.session = $1 AND b.name = $2 FOR UPDATE OF b`,
-      [session, branch],
-    );
-    if (row === undefined) notFound(`branch "${branch}" of session ${session}`);
-    const current = branchOf(session, row as never);
-    const head = current.head;
-    if (head !== expectedHead) {
-      this.#forget(key);
-      throw new HeadConflict(session, branch, expectedHead, head);
-    }
-    if (row.head_digest === null) notFound(`event ${head}`);
-    let segment = Number(row.segment);
-    if (row.head !== null) {
-      // The first append after a fork or rewind opens a new segment that this branch owns (one statement).
-      const owned = await this.#one<{ segment: number }>(
-        `WITH g AS (INSERT INTO ${s}.segments (session, parent, fork_depth) VALUES ($1, $2, $3) RETURNING id)
-         UPDATE ${s}.branches SET segment = (SELECT id FROM g), head = NULL WHERE session = $1 AND name = $4 RETURNING segment`,
-        [session, Number(row.head_segment), current.headDepth, branch],
-      );
-      segment = Number(owned?.segment);
-    }
-    const out: EventMeta[] = [];
-    const cols: unknown[][] = [[], [], [], [], [], [], [], [], []];
-    let digest: Buffer = row.head_digest as Buffer;
-    let depth = current.headDepth;
-    for (const ev of events) {
-      const ts = ev.ts ?? this.#clock("append");
-      const label = ev.label ?? null;
-      const by = ev.by ?? null;
-      digest = digestBytes(digest, ev.kind, label, by, ts, ev.data);
-      const [blob, data] = await this.#payload(ev.data);
-      depth++;
-      for (const [k, v] of [segment, depth, ev.kind, label, by, ts, digest, blob, data].entries()) (cols[k] as unknown[]).push(v);
-      out.push({ id: 0 as EventId, session, prior: null, depth, kind: ev.kind, label, by, ts, digest: digest.toString("hex") });
-    }
-    // One statement: the ids are taken in order from the sequence, each row's prior the row before.
-    let ids: number[];
-    try {
-      const rows = await this.#q<{ id: number }>(
-        `WITH v AS (SELECT t.*, nextval(pg_get_serial_sequence('${s}.events', 'id')) AS id
-                    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::bytea[], $9::text[])
-                         WITH ORDINALITY AS t(segment, depth, kind, label, by, ts, digest, blob, data, ord))
-         INSERT INTO ${s}.events (id, segment, depth, prior, kind, label, by, ts, digest, blob, data)
-         SELECT id, segment, depth, COALESCE(lag(id) OVER (ORDER BY ord), $10), kind, label, by, ts, digest, blob, data FROM v ORDER BY ord
-         RETURNING id`,
-        [...cols, head],
-      );
-      ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-    } catch (x) {
-      // Another writer took the place after the head (a one-statement append does not lock the
-      // branch): the transaction is void; the caller reads the head once it has rolled back.
-      if ((x as { code?: string }).code === "23505") throw new PlaceTaken(session, branch, expectedHead);
-      throw x;
-    }
-    let prior: EventId = head;
-    const metas = out.map((m, i) => {
-      const id = ids[i] as EventId;
-      const meta = { ...m, id, prior };
-      prior = id;
-      return meta;
-    });
-    this.#wake(session);
-    this.#unpin(session, branch);
-    this.#tip(session, branch, { segment, depth, id: prior, digest });
-    return metas;
+    return this.#appends.append(session, branch, expectedHead, events, options);
   }
 
   /**
@@ -579,7 +268,7 @@ export class PgBackend implements AsyncStore {
    * by the follower's poll.
    */
   #wake(session: SessionId): void {
-    const tx = this.#tx.getStore();
+    const tx = this.#db.current();
     if (tx !== undefined) {
       tx.wakes.add(session);
       return;
@@ -609,32 +298,11 @@ export class PgBackend implements AsyncStore {
     send();
   }
 
-  /** Remembers a branch's tip after a write (forgotten again if the transaction rolls back). */
-  #tip(session: SessionId, branch: string, tip: Tip): void {
-    const key = tipKey(session, branch);
-    this.#tips.set(key, tip);
-    this.#onRollback(() => this.#tips.delete(key));
-  }
-
-  #forget(key: string): void {
-    this.#tips.delete(key);
-  }
-
-  #large(data: string): boolean {
-    return data.length * 3 > this.#inlineLimit && Buffer.byteLength(data) > this.#inlineLimit;
-  }
-
-  /** How a payload is stored: inline (`[null, data]`), or over the inline limit as a blob (`[hash, ""]`). */
-  async #payload(data: string): Promise<[Buffer | null, string]> {
-    if (!this.#large(data)) return [null, data];
-    return [Buffer.from(await this.putBlob(data), "hex"), ""];
-  }
-
   async fork(session: SessionId, at: EventId, name: string): Promise<BranchInfo> {
     const s = this.#s;
     const created = this.#clock("fork");
     // One statement: the event's place (of this session) and the branch row, unless the name is taken.
-    const row = await this.#one<{ segment: number; depth: number; digest: Buffer; written: number }>(
+    const row = await this.#db.one<{ segment: number; depth: number; digest: Buffer; written: number }>(
       `WITH p AS (SELECT e.segment, e.depth, e.digest FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1),
             w AS (INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event)
                   SELECT $1, $2, p.segment, $3, $4, 'fork', $3 FROM p ON CONFLICT (session, name) DO NOTHING RETURNING 1)
@@ -643,7 +311,7 @@ export class PgBackend implements AsyncStore {
     );
     if (row === undefined) throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
     if (row.written !== 1) throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
-    this.#pin(session, name, { head: at, segment: Number(row.segment), depth: Number(row.depth), digest: row.digest });
+    this.#appends.pin(session, name, { head: at, segment: Number(row.segment), depth: Number(row.depth), digest: row.digest });
     return { session, name, head: at, headDepth: Number(row.depth), created, origin: "fork", pinned: true, originEvent: at };
   }
 
@@ -657,8 +325,8 @@ export class PgBackend implements AsyncStore {
     const target = await this.#placeOf(to);
     if (target === undefined || target.session !== session)
       throw new StoreError("not-found", `event ${to} is not an event of session ${session}`);
-    return this.#write(async () => {
-      const row = await this.#one(`SELECT ${branchCols(s)} WHERE b.session = $1 AND b.name = $2 FOR UPDATE OF b`, [session, branch]);
+    return this.#db.write(async () => {
+      const row = await this.#db.one(`SELECT ${branchCols(s)} WHERE b.session = $1 AND b.name = $2 FOR UPDATE OF b`, [session, branch]);
       if (row === undefined) notFound(`branch "${branch}" of session ${session}`);
       const current = branchOf(session, row as never);
       if (options.expected !== undefined && current.head !== options.expected)
@@ -671,7 +339,7 @@ export class PgBackend implements AsyncStore {
         const existing = await this.branch(session, name);
         if (existing === undefined) {
           // The kept branch takes over the segment the moved branch owned (if it owned one).
-          await this.#q(
+          await this.#db.q(
             `INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event) VALUES ($1, $2, $3, $4, $5, 'rewind', $6)`,
             [session, name, Number(row.segment), row.head, this.#clock("moveHead"), to],
           );
@@ -680,13 +348,13 @@ export class PgBackend implements AsyncStore {
           throw new StoreError("exists", `cannot keep the old head as "${name}": that branch exists and points elsewhere`);
         } else kept = existing;
       }
-      await this.#q(`UPDATE ${s}.branches SET segment = $1, head = $2 WHERE session = $3 AND name = $4`, [
+      await this.#db.q(`UPDATE ${s}.branches SET segment = $1, head = $2 WHERE session = $3 AND name = $4`, [
         target.segment,
         to,
         session,
         branch,
       ]);
-      this.#pin(session, branch, { head: to, segment: target.segment, depth: target.depth, digest: target.digest });
+      this.#appends.pin(session, branch, { head: to, segment: target.segment, depth: target.depth, digest: target.digest });
       this.#wake(session);
       return { branch: (await this.branch(session, branch)) as BranchInfo, kept };
     });
@@ -700,7 +368,7 @@ export class PgBackend implements AsyncStore {
 
   async eventMeta(id: EventId): Promise<EventMeta | undefined> {
     const s = this.#s;
-    const row = await this.#one(
+    const row = await this.#db.one(
       `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
       [id],
     );
@@ -710,7 +378,7 @@ export class PgBackend implements AsyncStore {
   async events(ids: readonly EventId[]): Promise<StoredEvent[]> {
     if (ids.length === 0) return [];
     const s = this.#s;
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, e.blob, e.data, b.data AS bdata, g.session
        FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment LEFT JOIN ${s}.blobs b ON b.hash = e.blob
        WHERE e.id = ANY($1::bigint[])`,
@@ -729,7 +397,7 @@ export class PgBackend implements AsyncStore {
     const out = new Map<EventId, string>();
     if (ids.length === 0) return out;
     const s = this.#s;
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `SELECT e.id, e.blob, e.data, b.data AS bdata FROM ${s}.events e LEFT JOIN ${s}.blobs b ON b.hash = e.blob WHERE e.id = ANY($1::bigint[])`,
       [[...new Set(ids)]],
     );
@@ -774,13 +442,13 @@ export class PgBackend implements AsyncStore {
     const cap = Math.min(limit, Number.MAX_SAFE_INTEGER);
     if (spans.length === 1) {
       const only = spans[0] as Span;
-      const rows = await this.#q(
+      const rows = await this.#db.q(
         `SELECT ${columns} FROM ${s}.events WHERE segment = $1 AND depth > $2 AND depth <= $3 ORDER BY depth ${dir} LIMIT $4`,
         [only.segment, Math.max(only.from, afterDepth), only.to, cap],
       );
       return [place, rows];
     }
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `SELECT e.* FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
        CROSS JOIN LATERAL (SELECT depth AS at_depth, ${columns} FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth ${dir} LIMIT $4) e
        ORDER BY s.ord, e.at_depth ${dir} LIMIT $4`,
@@ -803,7 +471,7 @@ export class PgBackend implements AsyncStore {
     const spans = (await this.#spans(place.segment, place.depth, afterDepth)).reverse();
     if (spans.length === 0) return undefined;
     const s = this.#s;
-    const row = await this.#one(
+    const row = await this.#db.one(
       `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
        CROSS JOIN LATERAL (SELECT * FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi AND label = $4 ORDER BY depth LIMIT 1) e
        ORDER BY s.ord LIMIT 1`,
@@ -837,7 +505,7 @@ export class PgBackend implements AsyncStore {
     if (h === undefined || depth < 1 || depth > h.depth) return undefined;
     const span = (await this.#spans(h.segment, h.depth, 0)).find((s) => depth > s.from && depth <= s.to);
     if (span === undefined) return undefined;
-    const row = await this.#one(
+    const row = await this.#db.one(
       `SELECT id, depth, prior, kind, label, by, ts, digest FROM ${this.#s}.events WHERE segment = $1 AND depth = $2`,
       [span.segment, depth],
     );
@@ -847,7 +515,7 @@ export class PgBackend implements AsyncStore {
   /** Where event `id` is — its segment, depth and session — or undefined when it does not exist. */
   async #placeOf(id: EventId): Promise<{ segment: number; depth: number; session: SessionId; digest: Buffer } | undefined> {
     const s = this.#s;
-    const row = await this.#one(
+    const row = await this.#db.one(
       `SELECT e.segment, e.depth, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
       [id],
     );
@@ -861,7 +529,7 @@ export class PgBackend implements AsyncStore {
     if (!this.#segments.has(segment)) {
       // The whole ancestry in one query (UNION: it ends on a cycle too).
       const s = this.#s;
-      const rows = await this.#q(
+      const rows = await this.#db.q(
         `WITH RECURSIVE a(id) AS (SELECT $1::bigint UNION SELECT g.parent FROM ${s}.segments g JOIN a ON g.id = a.id WHERE g.parent IS NOT NULL)
          SELECT g.id, g.session, g.parent, g.fork_depth FROM ${s}.segments g JOIN a ON g.id = a.id`,
         [segment],
@@ -894,7 +562,7 @@ export class PgBackend implements AsyncStore {
         const before = map.get(key);
         if (value === undefined) map.delete(key);
         else map.set(key, value);
-        this.#onRollback(() => (before === undefined ? map.delete(key) : map.set(key, before)));
+        this.#db.onRollback(() => (before === undefined ? map.delete(key) : map.set(key, before)));
       },
       remember: (map, key, value) => {
         if (!map.has(key)) map.set(key, value);
@@ -905,12 +573,12 @@ export class PgBackend implements AsyncStore {
   async putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): Promise<void> {
     // Inside a caller's transaction the chunks are written without reuse (a directory of its own:
     // the shared reuse cache must never name a chunk another transaction has not committed).
-    const inTx = this.#tx.getStore() !== undefined;
+    const inTx = this.#db.current() !== undefined;
     const dirs = inTx ? this.#directories() : this.#pages;
     const changed = dirs.changedChunks(pages);
     const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
     const write = async () =>
-      this.#write(async () => {
+      this.#db.write(async () => {
         const blobs = new Map<string, Buffer>();
         this.#pendingBlobs = blobs;
         let directory: Buffer;
@@ -920,7 +588,7 @@ export class PgBackend implements AsyncStore {
           this.#pendingBlobs = undefined;
         }
         if (blobs.size > 0) await this.#putBlobs([...blobs.values()]);
-        await this.#q(
+        await this.#db.q(
           `INSERT INTO ${this.#s}.snapshots (event, segment, depth, header, pages) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (event) DO UPDATE SET segment = excluded.segment, depth = excluded.depth, header = excluded.header, pages = excluded.pages`,
           [event, place.segment, place.depth, header, directory],
@@ -936,7 +604,7 @@ export class PgBackend implements AsyncStore {
     const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
     const spans = await this.#spans(place.segment, place.depth, 0);
     const s = this.#s;
-    const row = await this.#one(
+    const row = await this.#db.one(
       `SELECT n.event, n.depth, n.header, n.pages FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
        CROSS JOIN LATERAL (SELECT * FROM ${s}.snapshots WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth DESC LIMIT 1) n
        ORDER BY s.ord LIMIT 1`,
@@ -958,7 +626,7 @@ export class PgBackend implements AsyncStore {
 
   async snapshots(session: SessionId): Promise<EventMeta[]> {
     const s = this.#s;
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM ${s}.snapshots n JOIN ${s}.segments g ON g.id = n.segment
        JOIN ${s}.events e ON e.id = n.event WHERE g.session = $1 ORDER BY n.event`,
       [session],
@@ -974,7 +642,7 @@ export class PgBackend implements AsyncStore {
   /** Stores many blobs in one statement; returns their hashes (hex), in order. */
   async #putBlobs(list: readonly Buffer[]): Promise<string[]> {
     const hashes = list.map((b) => sha256(b));
-    await this.#q(
+    await this.#db.q(
       `INSERT INTO ${this.#s}.blobs (hash, size, data) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[]) ON CONFLICT (hash) DO NOTHING`,
       [hashes, list.map((b) => b.byteLength), list],
     );
@@ -982,7 +650,7 @@ export class PgBackend implements AsyncStore {
   }
 
   async getBlob(hash: string): Promise<Buffer | undefined> {
-    const row = await this.#one(`SELECT data FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")]);
+    const row = await this.#db.one(`SELECT data FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")]);
     return row?.data as Buffer | undefined;
   }
 
@@ -990,13 +658,13 @@ export class PgBackend implements AsyncStore {
     const out = new Map<string, Buffer>();
     if (hashes.length === 0) return out;
     const wanted = [...new Set(hashes)].map((h) => Buffer.from(h, "hex"));
-    for (const r of await this.#q(`SELECT hash, data FROM ${this.#s}.blobs WHERE hash = ANY($1::bytea[])`, [wanted]))
+    for (const r of await this.#db.q(`SELECT hash, data FROM ${this.#s}.blobs WHERE hash = ANY($1::bytea[])`, [wanted]))
       out.set((r.hash as Buffer).toString("hex"), r.data as Buffer);
     return out;
   }
 
   async hasBlob(hash: string): Promise<boolean> {
-    return (await this.#one(`SELECT 1 FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")])) !== undefined;
+    return (await this.#db.one(`SELECT 1 FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")])) !== undefined;
   }
 
   // ── leases (ST-23) ──────────────────────────────────────────────────────────────────────────
@@ -1008,22 +676,22 @@ export class PgBackend implements AsyncStore {
     stale?: (holder: LeaseInfo) => boolean | Promise<boolean>,
   ): Promise<LeaseResult> {
     const s = this.#s;
-    return this.#write(async () => {
-      if ((await this.#one(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])) === undefined) notFound(`session ${session}`);
+    return this.#db.write(async () => {
+      if ((await this.#db.one(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])) === undefined) notFound(`session ${session}`);
       // The row exists from the first attempt on (token 0, nobody), so it can be locked: whoever
       // holds the lock decides, the others wait and then see the new holder.
-      await this.#q(`INSERT INTO ${s}.leases (session, branch, token, owner) VALUES ($1, $2, 0, NULL) ON CONFLICT DO NOTHING`, [
+      await this.#db.q(`INSERT INTO ${s}.leases (session, branch, token, owner) VALUES ($1, $2, 0, NULL) ON CONFLICT DO NOTHING`, [
         session,
         branch,
       ]);
-      const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR UPDATE`, [
-        session,
-        branch,
-      ]);
+      const row = await this.#db.one(
+        `SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR UPDATE`,
+        [session, branch],
+      );
       const holder = leaseOf(session, branch, row as never);
       if (holder !== undefined && (stale === undefined || (await stale(holder)) !== true)) return { ok: false, holder };
       const now = this.#clock("acquireLease");
-      const taken = await this.#one<{ token: number }>(
+      const taken = await this.#db.one<{ token: number }>(
         `UPDATE ${s}.leases SET token = token + 1, owner = $3, acquired = $4, renewed = $4 WHERE session = $1 AND branch = $2 RETURNING token`,
         [session, branch, owner, now],
       );
@@ -1032,7 +700,7 @@ export class PgBackend implements AsyncStore {
   }
 
   async renewLease(session: SessionId, branch: string, token: number): Promise<boolean> {
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `UPDATE ${this.#s}.leases SET renewed = $1 WHERE session = $2 AND branch = $3 AND token = $4 AND owner IS NOT NULL RETURNING 1`,
       [this.#clock("renewLease"), session, branch, token],
     );
@@ -1040,7 +708,7 @@ export class PgBackend implements AsyncStore {
   }
 
   async releaseLease(session: SessionId, branch: string, token: number): Promise<boolean> {
-    const rows = await this.#q(
+    const rows = await this.#db.q(
       `UPDATE ${this.#s}.leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = $1 AND branch = $2 AND token = $3 AND owner IS NOT NULL RETURNING 1`,
       [session, branch, token],
     );
@@ -1048,7 +716,7 @@ export class PgBackend implements AsyncStore {
   }
 
   async lease(session: SessionId, branch: string): Promise<LeaseInfo | undefined> {
-    const row = await this.#one(`SELECT token, owner, acquired, renewed FROM ${this.#s}.leases WHERE session = $1 AND branch = $2`, [
+    const row = await this.#db.one(`SELECT token, owner, acquired, renewed FROM ${this.#s}.leases WHERE session = $1 AND branch = $2`, [
       session,
       branch,
     ]);
@@ -1060,7 +728,7 @@ export class PgBackend implements AsyncStore {
     return this.readTransaction(() =>
       verifyPg(
         {
-          q: (text, values) => this.#q(text, values),
+          q: (text, values) => this.#db.q(text, values),
           s: this.#s,
           nearestSnapshot: (e) => this.nearestSnapshot(e),
           hasBlobs: (h) => this.getBlobs(h),
@@ -1069,47 +737,5 @@ export class PgBackend implements AsyncStore {
         hooks,
       ),
     );
-  }
-}
-
-/** Undoes cache changes recorded after `mark`, newest first. */
-function undoTo(undo: (() => void)[], mark: number): void {
-  while (undo.length > mark) (undo.pop() as () => void)();
-}
-
-/** An event row's metadata (`digest` is bytea). */
-function metaOf(r: Row, session: SessionId): EventMeta {
-  return {
-    id: Number(r.id) as EventId,
-    session,
-    prior: r.prior === null ? null : (Number(r.prior) as EventId),
-    depth: Number(r.depth),
-    kind: r.kind,
-    label: r.label ?? null,
-    by: r.by ?? null,
-    ts: Number(r.ts),
-    digest: (r.digest as Buffer).toString("hex"),
-  };
-}
-
-/** A row's payload: inline, or the joined blob's bytes (`bdata`); a missing blob is damage. */
-function payloadOf(r: Row): string {
-  if (r.blob === null) return r.data;
-  if (r.bdata === null || r.bdata === undefined)
-    throw new StoreError(
-      "corrupt",
-      `event ${r.id ?? ""} refers to missing blob ${(r.blob as Buffer).toString("hex")}; run \`strata verify\``,
-    );
-  return (r.bdata as Buffer).toString("utf8");
-}
-
-/** The place after the head was taken by another writer inside a slow append: rolled back, then reported as a HeadConflict. */
-class PlaceTaken extends Error {
-  constructor(
-    readonly session: SessionId,
-    readonly branch: string,
-    readonly expected: EventId,
-  ) {
-    super(`the place after event ${expected} on ${session}@${branch} was taken`);
   }
 }

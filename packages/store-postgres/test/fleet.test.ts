@@ -10,39 +10,15 @@
  * driven by one worker at a time (a replaced driver never wrote again), and the inspector was given
  * every event of every session once, in order.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import type { EventId, SessionId } from "@strata/store";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { openPgStore, type PgStore } from "../src/index.ts";
+import { start } from "./processes.ts";
 
 const url = inject("pgUrl");
 const SESSIONS = 40;
 const WORKERS = 8;
 const STEPS = 8;
-
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-});
-
-/** Starts a test script as a process of its own, collecting its stdout lines. */
-function start(script: string, args: readonly string[]): { child: ChildProcess; lines: string[]; exited: Promise<void> } {
-  const child = spawn(process.execPath, ["--conditions=@strata/source", "--import", "tsx", join(import.meta.dirname, script), ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let buffer = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    buffer += d.toString();
-    const parts = buffer.split("\n");
-    buffer = parts.pop() ?? "";
-    lines.push(...parts);
-  });
-  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  return { child, lines, exited };
-}
 
 const until = async (what: string, test: () => boolean | Promise<boolean>, ms = 60_000) => {
   const end = Date.now() + ms;

@@ -4,12 +4,11 @@
  * many handles racing (compare-and-swap, fencing leases), a writer killed with SIGKILL, and opening
  * what is not a store of this build. The contract itself is conformance.test.ts.
  */
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { type EventId, HeadConflict, LeaseLost, type SessionId, StoreError } from "@strata/store";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { openPgStore, PG_SCHEMA_VERSION, type PgStore } from "../src/index.ts";
+import { acknowledged, start } from "./processes.ts";
 
 const url = inject("pgUrl");
 let n = 0;
@@ -169,33 +168,12 @@ describe("ST-19 PostgreSQL: crashes", () => {
     const schema = fresh();
     const store = await open(schema);
     const { session, genesis } = await store.createSession({ genesis: ev("{}") });
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=@strata/source",
-        "--import",
-        "tsx",
-        join(import.meta.dirname, "pg-writer.ts"),
-        url,
-        schema,
-        session.id,
-        String(genesis.id),
-      ],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    const acked: number[] = [];
-    let buffer = "";
-    child.stdout.on("data", (d: Buffer) => {
-      buffer += d.toString();
-      const lines = buffer.split("\n");
-      buffer = lines.pop() ?? "";
-      for (const l of lines) if (/^\d+$/.test(l)) acked.push(Number(l));
-    });
+    const writer = start("pg-writer.ts", [url, schema, session.id, String(genesis.id)]);
+    const { child } = writer;
+    const killAt = 30 + Math.floor(Math.random() * 40);
     await new Promise<void>((resolve, reject) => {
       const t = setInterval(() => {
-        if (acked.length >= 30 + Math.floor(Math.random() * 40)) {
+        if (acknowledged(writer).length >= killAt) {
           clearInterval(t);
           child.kill("SIGKILL");
           resolve();
@@ -206,11 +184,11 @@ describe("ST-19 PostgreSQL: crashes", () => {
         if (signal !== "SIGKILL") reject(new Error(`the writer exited on its own (${code})`));
       });
     });
-    await new Promise((r) => child.once("close", r));
+    await writer.exited;
     const reopened = await open(schema);
     const log = await reopened.log(session.id as SessionId);
     const ids = new Set(log.map((e) => e.id as number));
-    for (const a of acked) expect(ids.has(a), `acknowledged event ${a}`).toBe(true);
+    for (const a of acknowledged(writer)) expect(ids.has(a), `acknowledged event ${a}`).toBe(true);
     // Every group of 3 is all there or not at all.
     const data = await reopened.chainData(log.at(-1)?.id as EventId);
     const groups = data.slice(1).map((d) => JSON.parse(d) as { g: number; k: number });
@@ -236,28 +214,11 @@ describe("ST-34 PostgreSQL: following a branch other machines write", () => {
       { pollMs: 60_000 }, // only notifications wake it here: the poll would hide a lost one
     );
     await follower.ready;
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=@strata/source",
-        "--import",
-        "tsx",
-        join(import.meta.dirname, "pg-writer.ts"),
-        url,
-        schema,
-        session.id,
-        String(genesis.id),
-        "single",
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const acked: number[] = [];
-    child.stdout.on("data", (d: Buffer) => {
-      for (const l of d.toString().split("\n")) if (/^\d+$/.test(l)) acked.push(Number(l));
-    });
-    while (acked.length < 150) await new Promise((r) => setTimeout(r, 10));
+    const writer = start("pg-writer.ts", [url, schema, session.id, String(genesis.id), "single"]);
+    const { child } = writer;
+    while (acknowledged(writer).length < 150) await new Promise((r) => setTimeout(r, 10));
     child.kill("SIGKILL");
-    await new Promise((r) => child.once("close", r));
+    await writer.exited;
     const log = (await store.log(session.id)).map((e) => e.id as number);
     const deadline = Date.now() + 5000;
     while (seen.length < log.length - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -166,28 +166,53 @@ export class AsyncCheckedStore {
 }
 
 /**
- * A synchronous store behind the port: every method answers a promise of what the store answers.
- * Transaction bodies must still finish without awaiting: a synchronous transaction cannot stay
- * open across a turn of the event loop (the store refuses a body that returns a promise).
+ * A synchronous store behind the port: every method answers a promise of what the store answers —
+ * except inside a transaction, a read transaction or `verify`, whose bodies and hooks the store
+ * runs at once: calls made there answer at once too, so a body written with `drive`/`value`
+ * (steps.ts) finishes inside the synchronous transaction, as the store requires (a body that
+ * awaits is refused: `bad-input`). `defer` settles each promise on a later turn of the event loop
+ * (a test that forgot an `await` then meets a promise where it expected a value).
  */
-export function asyncStore(store: Store): AsyncStore {
-  const port = {
+export function asyncStore(store: Store, options: { defer?: boolean } = {}): AsyncStore {
+  let inside = 0;
+  // The methods on the port's prototype, as a class's are (a caller may list them there).
+  const methods: Record<string, unknown> = {
     get path() {
       return store.path;
     },
     get closed() {
       return store.closed;
     },
-  } as Record<string, unknown>;
+  };
   for (const method of STORE_METHODS) {
     const f = store[method] as (...a: unknown[]) => unknown;
-    port[method] = (...args: unknown[]) => {
+    const scoped = SCOPES.has(method);
+    const run = (args: unknown[]): unknown => {
+      if (!scoped) return f.apply(store, args);
+      inside++;
       try {
-        return Promise.resolve(f.apply(store, args));
-      } catch (e) {
-        return Promise.reject(e);
+        return f.apply(store, args);
+      } finally {
+        inside--;
       }
     };
+    methods[method] = (...args: unknown[]) => {
+      if (inside > 0) return run(args);
+      return new Promise((resolve, reject) => {
+        const settle = () => {
+          try {
+            resolve(run(args));
+          } catch (e) {
+            reject(e);
+          }
+        };
+        if (options.defer === true) setImmediate(settle);
+        else settle();
+      });
+    };
   }
-  return port as unknown as AsyncStore;
+  return Object.create(methods) as AsyncStore;
 }
+
+/** Methods whose callbacks the synchronous store runs at once: calls made from them answer at once. */
+const SCOPES: ReadonlySet<string> = new Set(["transaction", "readTransaction", "verify"]);

@@ -4,8 +4,7 @@
  * behind an asynchronous port (every call a promise), which proves the suite awaits every call.
  */
 import { join } from "node:path";
-import { openStore } from "../src/index.ts";
-import { asyncPort } from "./conformance/async-port.ts";
+import { asyncStore, openStore, type Store } from "../src/index.ts";
 import { describeStoreConformance } from "./conformance/index.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -18,4 +17,9 @@ describeStoreConformance("SQLite file", ({ now }) => openStore(join(tempDir(), "
 
 describeStoreConformance("SQLite :memory:", ({ now }) => openStore(":memory:", { now }));
 
-describeStoreConformance("SQLite :memory: behind an asynchronous port", ({ now }) => asyncPort(openStore(":memory:", { now })));
+// The port's promises, settled on a later turn (a test that forgot an await fails here); the suite
+// is typed against Store and awaits every call.
+describeStoreConformance(
+  "SQLite :memory: behind the asynchronous port (asyncStore)",
+  ({ now }) => asyncStore(openStore(":memory:", { now }), { defer: true }) as unknown as Store,
+);
