@@ -32,7 +32,7 @@ const GROUPS: Record<string, readonly string[]> = {
   api: ["public"],
   cli: ["startup", "reads"],
   import: ["foreign"],
-  postgres: ["pg", "langgraph"],
+  postgres: ["pg", "listing", "langgraph"],
 };
 
 /** Section headings that are not a package's name. */

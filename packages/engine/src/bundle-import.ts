@@ -6,7 +6,7 @@
  * against the bundle's XML and digest and replayed from genesis (EN-31). Any failure rolls the
  * whole import back: the database is left as it was.
  */
-import { toXml } from "@strata/dom";
+import { type Tree, toXml } from "@strata/dom";
 import { type AsyncStore, type BranchInfo, drive, type EventId, type EventInput, type SessionId, type Store, value } from "@strata/store";
 import type { Bundle, BundleEvent, BundleFormat } from "./bundle.ts";
 import { BundleError } from "./bundle.ts";
@@ -158,7 +158,7 @@ function writeSnapshots(store: Store, session: SessionId, every: number, progres
     progress?.(`import: snapshots of ${b.name}`);
     const texts = new TextIndex();
     const writer = new SnapshotWriter(store, texts);
-    let from: { tree: ReturnType<typeof materializeVersion>["tree"]; depth: number; live: ReadonlySet<number> } | undefined;
+    let from: { tree: Tree; depth: number; live: ReadonlySet<number> } | undefined;
     for (let depth = every; depth <= b.headDepth; depth += every) {
       const at = store.atDepth(b.head, depth);
       if (at === undefined) break;

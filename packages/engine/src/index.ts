@@ -27,6 +27,7 @@ export { EngineError, type EngineErrorCode } from "./errors.ts";
 export { DEFAULT_SKELETON, type DecodedEvent, decodeEvent } from "./events.ts";
 export { durableKey, isLifecycle, type LifecycleEntry, type LifecycleWork, lifecycleWork, type Versioned } from "./lifecycle.ts";
 export { type MaterializeOptions, materialize, materializeVersion } from "./materialize.ts";
+export type { Answer, Port } from "./port.ts";
 export { type ReplayReport, replayVerify } from "./replay.ts";
 export { Replica } from "./replica.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";

@@ -5,11 +5,11 @@
  * events of the chain. A commit that fails changes nothing: not the log, not the head, not the tree.
  */
 import { advanceIndex, applyPatch, type NodeSpec, type Op, PAGE_SIZE, type PatchEffect, shiftMinted, type Tree } from "@strata/dom";
-import type { EventId, EventMeta, SessionId, SessionInfo, Store } from "@strata/store";
+import { type AsyncStore, drive, type EventId, type EventMeta, type SessionId, type SessionInfo, type Store, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
-import { materializeVersion } from "./materialize.ts";
+import { materializeSteps } from "./materialize.ts";
 import { SnapshotWriter } from "./snapshots.ts";
 import { TextIndex } from "./texts.ts";
 
@@ -75,12 +75,12 @@ const roundUp = (n: number, unit: number): number => Math.ceil(n / unit) * unit;
  * (EN-17): the pool is shared by every line of the process, and a line reopened after another
  * handle or process wrote it may hold ids far above what this pool has left.
  */
-const pools = new WeakMap<Store, Map<string, Range[]>>();
+const pools = new WeakMap<Store | AsyncStore, Map<string, Range[]>>();
 
 /** Free ranges kept per session; beyond this the lowest are dropped (they only serve early forks). */
 const POOL_RANGES = 16;
 
-function poolOf(store: Store, session: SessionId): Range[] {
+function poolOf(store: Store | AsyncStore, session: SessionId): Range[] {
   let bySession = pools.get(store);
   if (bySession === undefined) {
     bySession = new Map();
@@ -125,13 +125,19 @@ function addFree(free: Range[], r: Range): void {
  * it holds one that high, else from blocks reserved now: the counter only rises, so a fresh block
  * is above every id any line of the session has minted.
  */
-function grant(store: Store, session: SessionId, size: number, mark: number): Range {
+function* grant(store: Store | AsyncStore, session: SessionId, size: number, mark: number): Generator<unknown, Range, unknown> {
   const free = poolOf(store, session);
   const lo = roundUp(mark, PAGE_SIZE);
   const pooled = takeFree(free, size, lo);
   if (pooled !== undefined) return pooled;
   const blocks = Math.ceil(size / ID_BLOCK);
-  const first = store.reserve(session, blocks) * ID_BLOCK;
+  const first = (yield* value(store.reserve(session, blocks))) * ID_BLOCK;
+  // Another line of this process may have taken from the pool while the reservation was awaited.
+  const taken = takeFree(free, size, lo);
+  if (taken !== undefined) {
+    addFree(free, { floor: first, end: first + blocks * ID_BLOCK });
+    return taken;
+  }
   if (first < lo)
     throw new EngineError(
       "corrupt",
@@ -163,7 +169,7 @@ export class Journal {
   readonly #lease: number | undefined;
 
   private constructor(
-    readonly store: Store,
+    readonly store: Store | AsyncStore,
     readonly session: SessionId,
     readonly branch: string,
     tree: Tree,
@@ -192,12 +198,23 @@ export class Journal {
     input: { title?: string | null; metadata?: Record<string, unknown>; skeleton?: NodeSpec } = {},
     options: JournalOptions = {},
   ): { journal: Journal; session: SessionInfo } {
+    return drive(Journal.createSteps(store, input, options)) as { journal: Journal; session: SessionInfo };
+  }
+
+  /** {@link create} on either port, as steps (steps.ts). */
+  static *createSteps(
+    store: Store | AsyncStore,
+    input: { title?: string | null; metadata?: Record<string, unknown>; skeleton?: NodeSpec } = {},
+    options: JournalOptions = {},
+  ): Generator<unknown, { journal: Journal; session: SessionInfo }, unknown> {
     const data = encodeGenesis(input.skeleton ?? DEFAULT_SKELETON);
-    const { session, genesis } = store.createSession({
-      title: input.title ?? null,
-      metadata: input.metadata ?? {},
-      genesis: { kind: GENESIS_KIND, label: "session.start", data },
-    });
+    const { session, genesis } = yield* value(
+      store.createSession({
+        title: input.title ?? null,
+        metadata: input.metadata ?? {},
+        genesis: { kind: GENESIS_KIND, label: "session.start", data },
+      }),
+    );
     const tree = foldEvent(undefined, decodeEvent(genesis), genesis.id);
     return {
       journal: new Journal(store, session.id, "main", tree, genesis, 0, new TextIndex(), options, ID_BLOCK, scanLifecycle(tree)),
@@ -210,14 +227,25 @@ export class Journal {
    * state at that head already (a fork from a state this process holds, EN-47), that state.
    */
   static open(store: Store, session: SessionId, branch = "main", options: JournalOptions = {}, known?: KnownVersion): Journal {
-    const b = store.branch(session, branch);
+    return drive(Journal.openSteps(store, session, branch, options, known)) as Journal;
+  }
+
+  /** {@link open} on either port, as steps (steps.ts). */
+  static *openSteps(
+    store: Store | AsyncStore,
+    session: SessionId,
+    branch = "main",
+    options: JournalOptions = {},
+    known?: KnownVersion,
+  ): Generator<unknown, Journal, unknown> {
+    const b = yield* value(store.branch(session, branch));
     if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
     const reuse = known !== undefined && known.event === b.head;
     const texts = reuse ? known.texts.clone() : new TextIndex();
     const { tree, live, snapshotDepth } = reuse
       ? { tree: known.tree, live: new Set(known.live), snapshotDepth: known.snapshotDepth }
-      : materializeVersion(store, b.head, { texts });
-    const head = store.eventMeta(b.head) as EventMeta;
+      : yield* materializeSteps(store, b.head, { texts });
+    const head = (yield* value(store.eventMeta(b.head))) as EventMeta;
     // A pinned branch (just forked or moved) starts a new line at its next append: it reserves ids
     // then. So does a kept rewound head (origin "rewind"), always: the ids after its mark may have
     // been handed to the rewound branch's new line (`handOver`). Any other line keeps minting in
@@ -273,35 +301,51 @@ export class Journal {
     return this.commitWithOps(inputs).metas;
   }
 
+  /** {@link commitWithOpsSteps} over a synchronous store. */
+  commitWithOps(inputs: readonly CommitInput[]): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+    return drive(this.commitWithOpsSteps(inputs)) as { metas: EventMeta[]; patches: (readonly Op[])[] };
+  }
+
   /**
    * Like {@link commitMany}, also returning the ops as stored. The patches are validated as the
    * caller wrote them (errors name the caller's ids); if the line needs a new id range, every id
    * they mint is then moved into it (EN-17).
    */
-  commitWithOps(inputs: readonly CommitInput[]): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+  *commitWithOpsSteps(inputs: readonly CommitInput[]): Generator<unknown, { metas: EventMeta[]; patches: (readonly Op[])[] }, unknown> {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs);
     const base = this.#tree;
     const patches = inputs.map((i) => i.ops);
     let folds = foldAll(base, patches);
-    const plan = this.planIds((folds[folds.length - 1] as Fold).tree.hwm - base.hwm);
+    const plan = yield* this.planIdsSteps((folds[folds.length - 1] as Fold).tree.hwm - base.hwm);
+    this.#unchanged(base);
     let stored: (readonly Op[])[] = patches;
     if (plan.floor !== undefined) {
       stored = withIdFloor(patches, base.hwm, plan.floor);
       folds = foldAll(base, stored);
     }
-    return { metas: this.#append(inputs, stored, folds, plan), patches: stored };
+    return { metas: yield* this.#append(inputs, stored, folds, plan), patches: stored };
+  }
+
+  /**
+   * Over the asynchronous port a commit awaits the store, and another commit of the same object
+   * could have moved the line meanwhile: the caller must not start a commit before the last one
+   * answered (a `Session` queues them). This catches one that did, before it writes.
+   */
+  #unchanged(base: Tree): void {
+    if (this.#tree !== base)
+      throw new EngineError("bad-input", "another commit of this line ran while this one waited for the store; commit one at a time");
   }
 
   /**
    * Appends patches authored elsewhere (a session's recipes) under `plan` (from {@link planIds}):
    * `inputs` hold the ops as they will be stored, the floor op included. Validates them first.
    */
-  commitPlanned(
+  *commitPlannedSteps(
     inputs: readonly CommitInput[],
     plan: IdPlan,
     folded?: { readonly base: Tree; readonly folds: readonly Fold[] },
-  ): { metas: EventMeta[]; patches: (readonly Op[])[] } {
+  ): Generator<unknown, { metas: EventMeta[]; patches: (readonly Op[])[] }, unknown> {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs, plan.floor);
     const patches = inputs.map((i) => i.ops);
@@ -316,18 +360,18 @@ export class Journal {
     const floored = first !== undefined && first[0] === "set" && first[1] === 0;
     if (last.hwm > plan.end || (plan.floor === undefined ? this.#end === undefined : !floored))
       throw new EngineError("bad-input", `the patches mint ids outside the range planned for them (up to ${plan.end})`);
-    return { metas: this.#append(inputs, patches, folds, plan), patches };
+    return { metas: yield* this.#append(inputs, patches, folds, plan), patches };
   }
 
   /**
    * The floor the next commit starts at, for a new line (EN-17): it reserves its first range now,
    * so a recipe can be authored where its ids will really be. Undefined for a line that continues.
    */
-  startFloor(): number | undefined {
+  *startFloorSteps(): Generator<unknown, number | undefined, unknown> {
     if (this.#end !== undefined) return undefined;
     const s = this.#spare;
     if (s !== undefined && s.floor >= this.#tree.hwm) return s.floor;
-    this.#reserve(0);
+    yield* this.#reserve(0);
     return (this.#spare as Range).floor;
   }
 
@@ -338,7 +382,7 @@ export class Journal {
    * authored on ({@link startFloor}); a plan with another floor means: author them again there.
    * Reserved ids stay with this journal until a commit uses them.
    */
-  planIds(minted: number, authoredAt?: number): IdPlan {
+  *planIdsSteps(minted: number, authoredAt?: number): Generator<unknown, IdPlan, unknown> {
     const hwm = this.#tree.hwm;
     for (let reserved = false; ; reserved = true) {
       const s = this.#spare;
@@ -351,13 +395,13 @@ export class Journal {
         const r = this.#spare as Range;
         return { floor: r.floor, end: r.end };
       }
-      this.#reserve(minted);
+      yield* this.#reserve(minted);
     }
   }
 
   /** Reserves a range of at least `minted` ids (whole pages); joins it to the spare range when they touch. */
-  #reserve(minted: number): void {
-    const r = grant(this.store, this.session, roundUp(Math.max(this.#grow, minted, 1), PAGE_SIZE), this.#tree.hwm);
+  *#reserve(minted: number): Generator<unknown, void, unknown> {
+    const r = yield* grant(this.store, this.session, roundUp(Math.max(this.#grow, minted, 1), PAGE_SIZE), this.#tree.hwm);
     this.#grow = Math.min(this.#grow * 2, ID_BLOCK);
     const s = this.#spare;
     this.#spare = s !== undefined && s.end === r.floor ? { floor: s.floor, end: r.end } : r;
@@ -385,19 +429,27 @@ export class Journal {
   }
 
   /** Appends validated patches (`folds[i]` is the tree after `patches[i]` and its effect) and makes them live. */
-  #append(inputs: readonly CommitInput[], patches: readonly (readonly Op[])[], folds: readonly Fold[], plan: IdPlan): EventMeta[] {
-    const metas = this.store.append(
-      this.session,
-      this.branch,
-      this.#head.id,
-      inputs.map((i, k) => ({
-        kind: PATCH_KIND,
-        label: i.label ?? null,
-        by: i.by ?? null,
-        ts: i.ts,
-        data: encodePatch(patches[k] as readonly Op[]),
-      })),
-      this.#lease === undefined ? undefined : { lease: this.#lease },
+  *#append(
+    inputs: readonly CommitInput[],
+    patches: readonly (readonly Op[])[],
+    folds: readonly Fold[],
+    plan: IdPlan,
+  ): Generator<unknown, EventMeta[], unknown> {
+    const head = this.#head;
+    const metas = yield* value(
+      this.store.append(
+        this.session,
+        this.branch,
+        head.id,
+        inputs.map((i, k) => ({
+          kind: PATCH_KIND,
+          label: i.label ?? null,
+          by: i.by ?? null,
+          ts: i.ts,
+          data: encodePatch(patches[k] as readonly Op[]),
+        })),
+        this.#lease === undefined ? undefined : { lease: this.#lease },
+      ),
     );
     // Durable: the computed trees become the live state, one event at a time, with a snapshot
     // wherever the chain passes K events since the last one (also inside a group commit, EN-5).
@@ -417,7 +469,7 @@ export class Journal {
       advanceIndex(before, tree, effect);
       this.#tree = tree;
       this.#head = meta;
-      this.#maybeSnapshot();
+      yield* this.#maybeSnapshot();
     }
     return metas;
   }
@@ -427,11 +479,11 @@ export class Journal {
    * failure (disk full, …) is reported through `onSnapshotError` and tried again later (after 1,
    * 2, 4 … events, at most K), never thrown at the committer.
    */
-  #maybeSnapshot(): void {
+  *#maybeSnapshot(): Generator<unknown, void, unknown> {
     const depth = this.#head.depth;
     if (depth - this.#lastSnapshotDepth < this.#every || depth < this.#snapshotRetry) return;
     try {
-      this.snapshot();
+      yield* this.snapshotSteps();
     } catch (e) {
       this.#snapshotRetry = depth + this.#snapshotBackoff;
       this.#snapshotBackoff = Math.min(this.#snapshotBackoff * 2, this.#every);
@@ -445,9 +497,16 @@ export class Journal {
 
   /** Writes a snapshot of the head now. Throws if it cannot (the log is unaffected). */
   snapshot(): { pages: number; written: number } {
+    return drive(this.snapshotSteps()) as { pages: number; written: number };
+  }
+
+  /** {@link snapshot} on either port, as steps (steps.ts). */
+  *snapshotSteps(): Generator<unknown, { pages: number; written: number }, unknown> {
     let r: { pages: number; written: number };
+    const head = this.#head;
+    const tree = this.#tree;
     try {
-      r = this.#snapshots.write(this.#head.id as EventId, this.#tree, this.#live);
+      r = yield* this.#snapshots.writeSteps(head.id as EventId, tree, this.#live);
     } catch (e) {
       this.#snapshotError = e;
       throw e;
@@ -455,9 +514,9 @@ export class Journal {
     this.#snapshotError = undefined;
     this.#snapshotRetry = 0;
     this.#snapshotBackoff = 1;
-    this.#lastSnapshotDepth = this.#head.depth;
+    this.#lastSnapshotDepth = head.depth;
     // EN-46: what the snapshot stored is read back when touched, so the writer need not hold it.
-    this.#tree = this.#snapshots.release(this.#tree);
+    if (this.#tree === tree) this.#tree = this.#snapshots.release(tree);
     this.#texts.maybePrune(this.#tree);
     return r;
   }

@@ -3,11 +3,12 @@
  * events after it, folded with the same `foldEvent` the live session uses (L1, L2).
  */
 import type { Op, PatchEffect, Tree } from "@strata/dom";
-import type { EventId, Store, StoredEvent } from "@strata/store";
+import { type AsyncStore, type EventId, type Store, type StoredEvent, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
-import { loadSnapshotVersion } from "./snapshots.ts";
+import { type Answer, answer, type Port } from "./port.ts";
+import { loadSnapshotSteps } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
 
 export interface MaterializeOptions {
@@ -24,21 +25,41 @@ export interface MaterializeOptions {
 /** Events read per query while replaying (bounds memory on long chains). */
 const BATCH = 2000;
 
-/** The tree as it was right after `event`. Throws `EngineError` if the event does not exist. */
-export function materialize(store: Store, event: EventId, options: MaterializeOptions = {}): Tree {
-  return materializeVersion(store, event, options).tree;
+/**
+ * The tree as it was right after `event`. Throws `EngineError` if the event does not exist. Over
+ * the asynchronous port it answers a promise (decision 0036).
+ */
+export function materialize<P extends Port>(store: P, event: EventId, options: MaterializeOptions = {}): Answer<P, Tree> {
+  return answer(
+    store,
+    (function* () {
+      return (yield* materializeSteps(store, event, options)).tree;
+    })(),
+  );
 }
 
 /**
  * The tree right after `event` with its lifecycle set (lifecycle.ts), found without reading the
  * whole tree, and the depth of the state it started from (the snapshot's, or 0 from genesis).
  */
-export function materializeVersion(
-  store: Store,
+export function materializeVersion<P extends Port>(
+  store: P,
   event: EventId,
   options: MaterializeOptions = {},
-): { tree: Tree; live: Set<number>; snapshotDepth: number } {
-  const meta = store.eventMeta(event);
+): Answer<P, { tree: Tree; live: Set<number>; snapshotDepth: number }> {
+  return answer(store, materializeSteps(store, event, options));
+}
+
+/**
+ * {@link materializeVersion} on either port, as steps (steps.ts): over the asynchronous port the
+ * snapshot's pages and texts are fetched before the tree is handed out (snapshots.ts).
+ */
+export function* materializeSteps(
+  store: Store | AsyncStore,
+  event: EventId,
+  options: MaterializeOptions = {},
+): Generator<unknown, { tree: Tree; live: Set<number>; snapshotDepth: number }, unknown> {
+  const meta = yield* value(store.eventMeta(event));
   if (meta === undefined) throw new EngineError("not-found", `event ${event} does not exist in this store`);
   const texts = options.texts ?? new TextIndex();
   let tree: Tree | undefined;
@@ -49,9 +70,9 @@ export function materializeVersion(
     depth = options.from.depth;
     live = options.from.live === undefined ? undefined : new Set(options.from.live);
   } else if (!options.fromGenesis) {
-    const snapshot = store.nearestSnapshot(event);
+    const snapshot = yield* value(store.nearestSnapshot(event));
     if (snapshot !== undefined) {
-      ({ tree, live } = loadSnapshotVersion(store, snapshot, texts, new TextResolver(store)));
+      ({ tree, live } = yield* loadSnapshotSteps(store, snapshot, texts, new TextResolver(store)));
       depth = snapshot.depth;
     }
   }
@@ -69,7 +90,7 @@ export function materializeVersion(
     depth = e.depth;
   };
   while (depth < meta.depth) {
-    const batch = store.chain(event, depth, BATCH);
+    const batch = yield* value(store.chain(event, depth, BATCH));
     if (batch.length === 0) break;
     const decoded = batch.map((e) => decodeEvent(e));
     const base = tree;

@@ -20,7 +20,18 @@ import {
   type TreeDraft,
   toSnapshot,
 } from "@strata/dom";
-import { type BranchInfo, type EventId, type EventMeta, type SessionId, type Store, StoreError } from "@strata/store";
+import {
+  type AsyncStore,
+  type BranchInfo,
+  drive,
+  type EventId,
+  type EventMeta,
+  isAsyncStore,
+  type SessionId,
+  type Store,
+  StoreError,
+  value,
+} from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { decodeEvent, markChecked } from "./events.ts";
 import {
@@ -35,7 +46,8 @@ import {
   shiftMinted,
 } from "./journal.ts";
 import { type LifecycleWork, lifecycleWork, NO_WORK } from "./lifecycle.ts";
-import { materializeVersion } from "./materialize.ts";
+import { materializeSteps } from "./materialize.ts";
+import type { Answer, Port } from "./port.ts";
 import type { Frame } from "./sse.ts";
 import { type StreamHost, type StreamOptions, StreamWriter } from "./stream.ts";
 import { Subscription, type SubscriptionSource } from "./subscription.ts";
@@ -46,7 +58,7 @@ export interface SessionOptions extends JournalOptions {
   readonly subscriberBuffer?: number;
 }
 
-export interface CreateOptions extends SessionOptions {
+export interface CreateOptions<P extends Port = Store> extends SessionOptions {
   readonly title?: string | null;
   readonly metadata?: Record<string, unknown>;
   /** The fixed skeleton (default `<session><meta/><body/></session>`). */
@@ -55,9 +67,10 @@ export interface CreateOptions extends SessionOptions {
    * The session's first commits, made in the same store transaction as its genesis event (EN-34):
    * a crash leaves either no session or the session with everything `init` wrote (an agent run's
    * inputs and task, see `startRun`). If `init` throws, nothing is stored and `create` throws it.
-   * `init` must be synchronous.
+   * Over a synchronous store `init` must be synchronous; over the asynchronous port it may await
+   * (every store call it makes, across its awaits, is in the creation's transaction).
    */
-  readonly init?: (session: Session) => void;
+  readonly init?: (session: Session<P>) => void | Promise<void>;
 }
 
 export interface CommitOptions {
@@ -69,8 +82,12 @@ export interface CommitOptions {
 /** What changes the tree: ops, or a recipe that authors them on a draft (DOM-32). */
 export type Change = readonly Op[] | ((draft: TreeDraft) => void);
 
-export class Session implements StreamHost, SubscriptionSource {
+export class Session<P extends Port = Store> implements StreamHost, SubscriptionSource {
   #journal: Journal;
+  /** Over the asynchronous port: the last storage operation queued (they run one at a time, in call order). */
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Over the asynchronous port: operations called and not settled yet. */
+  #pending = 0;
   readonly #subscribers = new Set<Subscription>();
   readonly #streams = new Map<number, StreamWriter>();
   /** States at events read with `at` (the last 16), reused by a fork from one of them (EN-47). */
@@ -81,7 +98,7 @@ export class Session implements StreamHost, SubscriptionSource {
   readonly work: LifecycleWork;
 
   private constructor(
-    readonly store: Store,
+    readonly store: P,
     journal: Journal,
     work: LifecycleWork,
     private options: SessionOptions,
@@ -94,33 +111,96 @@ export class Session implements StreamHost, SubscriptionSource {
    * Starts a session: writes the genesis event (and whatever `options.init` commits, atomically
    * with it) and returns it live on branch "main".
    */
-  static create(store: Store, options: CreateOptions = {}): Session {
+  static create<P extends Port>(store: P, options: CreateOptions<P> = {}): Answer<P, Session<P>> {
     const init = options.init;
     if (init !== undefined && typeof init !== "function")
       throw new EngineError("bad-input", "Session.create: `init` must be a function that commits the session's first events");
-    const make = (): Session => {
-      const { journal } = Journal.create(
+    function* make(): Generator<unknown, Session<P>, unknown> {
+      const { journal } = yield* Journal.createSteps(
         store,
         { title: options.title ?? null, metadata: options.metadata ?? {}, skeleton: options.genesis },
         options,
       );
       return new Session(store, journal, NO_WORK, options);
-    };
-    if (init === undefined) return make();
-    let made: Session | undefined;
+    }
+    if (isAsyncStore(store)) return Session.#createAsync(store, make, init) as Answer<P, Session<P>>;
+    if (init === undefined) return drive(make()) as Answer<P, Session<P>>;
+    let made: Session<P> | undefined;
     try {
-      return store.transaction(() => {
-        made = make();
+      return (store as Store).transaction(() => {
+        made = drive(make()) as Session<P>;
         const result: unknown = init(made);
         if (result instanceof Promise)
           throw new EngineError("bad-input", "Session.create: `init` must be synchronous (it runs inside the store transaction)");
         return made;
-      });
+      }) as Answer<P, Session<P>>;
     } catch (e) {
       // Rolled back: the object's tree holds commits the store does not; nobody may use it.
       if (made !== undefined) made.#discard();
       throw e;
     }
+  }
+
+  static async #createAsync<P extends Port>(
+    store: AsyncStore,
+    make: () => Generator<unknown, Session<P>, unknown>,
+    init: ((session: Session<P>) => void | Promise<void>) | undefined,
+  ): Promise<Session<P>> {
+    if (init === undefined) return await drive(make());
+    let made: Session<P> | undefined;
+    // The body answers at once where the store does (asyncStore runs a synchronous transaction,
+    // whose body must finish synchronously): a promise only where something was awaited.
+    const after = (s: Session<P>): Session<P> | Promise<Session<P>> => {
+      made = s;
+      const r = init(s);
+      if (thenable(r)) return Promise.resolve(r).then(() => s.#settled());
+      return s.#pending === 0 ? s : s.#settled();
+    };
+    try {
+      return await store.transaction(() => {
+        const m = drive(make());
+        return thenable(m) ? Promise.resolve(m).then(after) : after(m);
+      });
+    } catch (e) {
+      if (made !== undefined) made.#discard();
+      throw e;
+    }
+  }
+
+  /**
+   * Runs a storage operation: at once over a synchronous store; over the asynchronous port after
+   * the operations called before it (a session's writes never overlap: each folds onto the tree
+   * the one before it made).
+   */
+  #run<T>(steps: () => Generator<unknown, T, unknown>): Answer<P, T> {
+    if (!isAsyncStore(this.store)) return drive(steps()) as Answer<P, T>;
+    if (this.#pending === 0) {
+      // Nothing before it: it starts now (what it does before its first store call happens at
+      // once, and inside a synchronous transaction of asyncStore all of it does).
+      let r: T | Promise<T>;
+      try {
+        r = drive(steps());
+      } catch (e) {
+        return Promise.reject(e) as Answer<P, T>;
+      }
+      return (thenable(r) ? this.#track(Promise.resolve(r)) : Promise.resolve(r)) as Answer<P, T>;
+    }
+    return this.#track(this.#queue.then(() => drive(steps()))) as Answer<P, T>;
+  }
+
+  #track<T>(run: Promise<T>): Promise<T> {
+    this.#pending++;
+    this.#queue = run.then(
+      () => void this.#pending--,
+      () => void this.#pending--,
+    );
+    return run;
+  }
+
+  /** This session once every operation called so far has settled. */
+  async #settled(): Promise<this> {
+    while (this.#pending > 0) await this.#queue;
+    return this;
   }
 
   /** Marks an object whose writes were rolled back as closed, without writing anything. */
@@ -136,15 +216,19 @@ export class Session implements StreamHost, SubscriptionSource {
    * everything lifecycle-bearing in the head, to spawn or reconcile (resume is the lifecycle
    * operation from an empty tree, L7).
    */
-  static open(
-    store: Store,
+  static open<P extends Port>(
+    store: P,
     session: SessionId,
     options: SessionOptions & { branch?: string } = {},
-  ): { session: Session; work: LifecycleWork } {
-    if (store.getSession(session) === undefined) throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
-    const journal = Journal.open(store, session, options.branch ?? "main", options);
-    const work = lifecycleWork(undefined, { tree: journal.tree, live: journal.live });
-    return { session: new Session(store, journal, work, options), work };
+  ): Answer<P, { session: Session<P>; work: LifecycleWork }> {
+    function* steps(): Generator<unknown, { session: Session<P>; work: LifecycleWork }, unknown> {
+      if ((yield* value(store.getSession(session))) === undefined)
+        throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
+      const journal = yield* Journal.openSteps(store, session, options.branch ?? "main", options);
+      const work = lifecycleWork(undefined, { tree: journal.tree, live: journal.live });
+      return { session: new Session(store, journal, work, options), work };
+    }
+    return drive(steps()) as Answer<P, { session: Session<P>; work: LifecycleWork }>;
   }
 
   get id(): SessionId {
@@ -201,8 +285,8 @@ export class Session implements StreamHost, SubscriptionSource {
    * onto the tree (validation), appended with the expected head, then made live. A failing commit
    * changes nothing. Returns the event.
    */
-  commit(change: Change, options: CommitOptions = {}): EventMeta {
-    return this.commitMany([{ change, ...options }])[0] as EventMeta;
+  commit(change: Change, options: CommitOptions = {}): Answer<P, EventMeta> {
+    return this.#run(() => first(this.#commitMany([{ change, ...options }])));
   }
 
   /**
@@ -211,7 +295,11 @@ export class Session implements StreamHost, SubscriptionSource {
    * must move to a newly reserved range (EN-17), it is run again on the raised tree, so that the
    * ids it captures are the ids it gets.
    */
-  commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): EventMeta[] {
+  commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): Answer<P, EventMeta[]> {
+    return this.#run(() => this.#commitMany(inputs));
+  }
+
+  *#commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): Generator<unknown, EventMeta[], unknown> {
     this.#open();
     if (inputs.length === 0) return [];
     this.#flushForCommit();
@@ -219,7 +307,7 @@ export class Session implements StreamHost, SubscriptionSource {
     const meta = (input: CommitOptions) => ({ label: input.label ?? null, by: input.by ?? null, ts: input.ts });
     // Literal ops are validated as written (errors name the caller's ids), then moved if needed.
     if (inputs.every((i) => typeof i.change !== "function"))
-      return this.#publish(j.commitWithOps(inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) }))));
+      return this.#publish(yield* j.commitWithOpsSteps(inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) }))));
     const base = j.tree;
     // Author on the tree as it will be: a new line starts at a floor in its own range (L5).
     const author = (floor: number | undefined): { patches: CommitInput[]; minted: number; folds: Fold[] } => {
@@ -250,12 +338,12 @@ export class Session implements StreamHost, SubscriptionSource {
       });
       return { patches, minted: tree.hwm - start.hwm, folds };
     };
-    let floor = j.startFloor();
+    let floor = yield* j.startFloorSteps();
     let plan: IdPlan | undefined;
     let authored: { patches: CommitInput[]; minted: number; folds: Fold[] } | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       authored = author(floor);
-      plan = j.planIds(authored.minted, floor);
+      plan = yield* j.planIdsSteps(authored.minted, floor);
       if (plan.floor === floor) break;
       floor = plan.floor; // the ids must go to a range reserved just now: author again there
     }
@@ -264,7 +352,9 @@ export class Session implements StreamHost, SubscriptionSource {
         "bad-input",
         "a recipe minted a different number of ids each time it ran; recipes must be pure functions of the draft",
       );
-    return this.#publish(j.commitPlanned(authored.patches, plan, floor === undefined ? { base, folds: authored.folds } : undefined));
+    return this.#publish(
+      yield* j.commitPlannedSteps(authored.patches, plan, floor === undefined ? { base, folds: authored.folds } : undefined),
+    );
   }
 
   #publish({ metas, patches }: { metas: EventMeta[]; patches: (readonly Op[])[] }): EventMeta[] {
@@ -309,9 +399,9 @@ export class Session implements StreamHost, SubscriptionSource {
    * Writes a snapshot of the head now (EN-5: they are also written every K events, best effort).
    * Throws if the store cannot take it; the log is unaffected either way.
    */
-  snapshot(): { pages: number; written: number } {
+  snapshot(): Answer<P, { pages: number; written: number }> {
     this.#open();
-    return this.#journal.snapshot();
+    return this.#run(() => this.#journal.snapshotSteps());
   }
 
   /** Why the last periodic snapshot could not be written, until one is (see `onSnapshotError`). */
@@ -325,19 +415,28 @@ export class Session implements StreamHost, SubscriptionSource {
   }
 
   /** The tree right after `event` (any event of this session, on any branch). */
-  at(event: EventId): Tree {
-    const meta = this.store.eventMeta(event);
-    if (meta === undefined || meta.session !== this.id)
-      throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
-    if (event === this.head.id) return this.#journal.tree;
-    return this.#versionAt(event).tree;
+  at(event: EventId): Answer<P, Tree> {
+    return this.#run(() => this.#at(event));
   }
 
-  #versionAt(event: EventId): KnownVersion {
+  *#at(event: EventId): Generator<unknown, Tree, unknown> {
+    yield* this.#ownEvent(event);
+    if (event === this.head.id) return this.#journal.tree;
+    return (yield* this.#versionAt(event)).tree;
+  }
+
+  *#ownEvent(event: EventId): Generator<unknown, EventMeta, unknown> {
+    const meta = yield* value(this.store.eventMeta(event));
+    if (meta === undefined || meta.session !== this.id)
+      throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
+    return meta;
+  }
+
+  *#versionAt(event: EventId): Generator<unknown, KnownVersion, unknown> {
     let v = this.#cache.get(event);
     if (v === undefined) {
       const texts = new TextIndex();
-      const { tree, live, snapshotDepth } = materializeVersion(this.store, event, { texts });
+      const { tree, live, snapshotDepth } = yield* materializeSteps(this.store, event, { texts });
       v = { event, tree, live, snapshotDepth, texts };
       this.#cache.set(event, v);
       if (this.#cache.size > 16) this.#cache.delete(this.#cache.keys().next().value as EventId);
@@ -346,35 +445,37 @@ export class Session implements StreamHost, SubscriptionSource {
   }
 
   /** History of a branch (default: this one) from the index, without materializing anything. */
-  log(options: { branch?: string; after?: EventId; limit?: number; reverse?: boolean } = {}): EventMeta[] {
+  log(options: { branch?: string; after?: EventId; limit?: number; reverse?: boolean } = {}): Answer<P, EventMeta[]> {
     return this.store.log(this.id, {
       branch: options.branch ?? this.branch,
       after: options.after,
       limit: options.limit,
       reverse: options.reverse,
-    });
+    }) as Answer<P, EventMeta[]>;
   }
 
-  branches(): BranchInfo[] {
-    return this.store.branches(this.id);
+  branches(): Answer<P, BranchInfo[]> {
+    return this.store.branches(this.id) as Answer<P, BranchInfo[]>;
   }
 
   /**
    * A new branch whose head is `event` (one row), opened as its own live session. Its `work` is the
    * lifecycle diff from this session's live tree to the fork point (L7).
    */
-  fork(event: EventId, options: { name?: string } = {}): Session {
+  fork(event: EventId, options: { name?: string } = {}): Answer<P, Session<P>> {
     this.#open();
-    const meta = this.store.eventMeta(event);
-    if (meta === undefined || meta.session !== this.id)
-      throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
-    const name = options.name ?? this.freeBranchName(`fork-${event}`);
-    this.store.fork(this.id, event, name);
+    return this.#run(() => this.#fork(event, options));
+  }
+
+  *#fork(event: EventId, options: { name?: string }): Generator<unknown, Session<P>, unknown> {
+    yield* this.#ownEvent(event);
+    const name = options.name ?? (yield* this.#freeBranchName(`fork-${event}`));
+    yield* value(this.store.fork(this.id, event, name));
     // The lease fences the branch it was taken on, not the new one.
     const { lease: _, ...unfenced } = this.options;
     // A fork from the head, or from a state `at` read, starts from that state (EN-47).
     const known = event === this.head.id ? this.#journal.version : this.#cache.get(event);
-    const journal = Journal.open(this.store, this.id, name, unfenced, known);
+    const journal = yield* Journal.openSteps(this.store, this.id, name, unfenced, known);
     const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
     return new Session(this.store, journal, work, unfenced);
   }
@@ -384,30 +485,45 @@ export class Session implements StreamHost, SubscriptionSource {
    * `rewound/<branch>/<head>`. The next commit follows `event`, minting ids no branch has used
    * (L5). Returns the lifecycle work from the live tree to the target (L7).
    */
-  rewind(event: EventId, options: { keepAs?: string } = {}): LifecycleWork {
+  rewind(event: EventId, options: { keepAs?: string } = {}): Answer<P, LifecycleWork> {
     this.#open();
-    if (!this.store.isAncestor(event, this.head.id))
+    return this.#run(() => this.#rewind(event, options));
+  }
+
+  *#rewind(event: EventId, options: { keepAs?: string }): Generator<unknown, LifecycleWork, unknown> {
+    if (!(yield* value(this.store.isAncestor(event, this.head.id))))
       throw new EngineError("not-found", `event ${event} is not on branch "${this.branch}" of session ${this.id}; fork from it instead`);
-    return this.#moveTo(
+    const store = this.store;
+    return yield* this.#moveTo(
       this.branch,
-      () => this.store.moveHead(this.id, this.branch, event, { expected: this.head.id, keepAs: options.keepAs }),
+      function* (id: SessionId, branch: string, expected: EventId) {
+        yield* value(store.moveHead(id, branch, event, { expected, keepAs: options.keepAs }));
+      },
       true,
     );
   }
 
   /** Makes this object follow another branch of the session (a branch switch): same lifecycle operation. */
-  switchTo(branch: string): LifecycleWork {
+  switchTo(branch: string): Answer<P, LifecycleWork> {
     this.#open();
-    if (this.store.branch(this.id, branch) === undefined)
-      throw new EngineError("not-found", `session ${this.id} has no branch "${branch}"`);
-    return this.#moveTo(branch, () => undefined);
+    return this.#run(() => this.#switchTo(branch));
   }
 
-  #moveTo(branch: string, move: () => unknown, rewind = false): LifecycleWork {
+  *#switchTo(branch: string): Generator<unknown, LifecycleWork, unknown> {
+    if ((yield* value(this.store.branch(this.id, branch))) === undefined)
+      throw new EngineError("not-found", `session ${this.id} has no branch "${branch}"`);
+    return yield* this.#moveTo(branch, function* () {});
+  }
+
+  *#moveTo(
+    branch: string,
+    move: (id: SessionId, branch: string, expected: EventId) => Generator<unknown, void, unknown>,
+    rewind = false,
+  ): Generator<unknown, LifecycleWork, unknown> {
     // Streams belong to the line being left: what they hold is flushed, then they end.
     this.#flushForCommit();
     const before = { tree: this.#journal.tree, live: this.#journal.live };
-    move();
+    yield* move(this.id, this.branch, this.head.id);
     for (const s of [...this.#streams.values()])
       s.abort(new EngineError("stream-ended", `the stream into element ${s.element} ended: the session moved to another line of history`));
     const old = this.#journal;
@@ -416,7 +532,7 @@ export class Session implements StreamHost, SubscriptionSource {
       const { lease: _, ...rest } = this.options;
       this.options = rest;
     }
-    this.#journal = Journal.open(this.store, this.id, branch, this.options);
+    this.#journal = yield* Journal.openSteps(this.store, this.id, branch, this.options);
     // After a rewind, the ids the abandoned line reserved and did not use serve the new line (EN-17).
     if (rewind) old.handOver(this.#journal);
     this.#view = undefined;
@@ -447,9 +563,20 @@ export class Session implements StreamHost, SubscriptionSource {
   subscribe(options: { from?: EventId; buffer?: number } = {}): Subscription {
     this.#open();
     const from = options.from ?? this.head.id;
-    if (from !== this.head.id && !this.store.isAncestor(from, this.head.id))
+    if (isAsyncStore(this.store) && from !== this.head.id)
+      throw new EngineError(
+        "bad-input",
+        `on the asynchronous port a subscription starts at the head (event ${this.head.id}); read what came before with log() and at()`,
+      );
+    const store = this.store as Store;
+    if (from !== this.head.id && !store.isAncestor(from, this.head.id))
       throw new EngineError("not-found", `event ${from} is not on branch "${this.branch}"; subscribe from an event of it`);
-    const first: Frame = { type: "snapshot", event: from, branch: this.branch, tree: toSnapshot(this.at(from)) };
+    const first: Frame = {
+      type: "snapshot",
+      event: from,
+      branch: this.branch,
+      tree: toSnapshot(from === this.head.id ? this.#journal.tree : (drive(this.#at(from)) as Tree)),
+    };
     const sub = new Subscription(this, first, from, options.buffer ?? this.options.subscriberBuffer ?? 10_000);
     this.#subscribers.add(sub);
     return sub;
@@ -462,9 +589,12 @@ export class Session implements StreamHost, SubscriptionSource {
   eventsAfter(cursor: EventId, limit: number): { meta: EventMeta; ops: readonly Op[] }[] | undefined {
     const head = this.head.id;
     if (cursor === head) return [];
-    const c = this.store.eventMeta(cursor);
-    if (c === undefined || !this.store.isAncestor(cursor, head)) return undefined;
-    return this.store.chain(head, c.depth, limit).map((e) => {
+    // Over the asynchronous port a subscriber cannot catch up synchronously: it starts over (reset).
+    if (isAsyncStore(this.store)) return undefined;
+    const store = this.store as Store;
+    const c = store.eventMeta(cursor);
+    if (c === undefined || !store.isAncestor(cursor, head)) return undefined;
+    return store.chain(head, c.depth, limit).map((e) => {
       const d = decodeEvent(e);
       return { meta: e, ops: d.kind === "patch" ? d.ops : markChecked([]) };
     });
@@ -481,6 +611,11 @@ export class Session implements StreamHost, SubscriptionSource {
    */
   stream(id: NodeId, options: StreamOptions = {}): StreamWriter {
     this.#open();
+    if (isAsyncStore(this.store))
+      throw new EngineError(
+        "bad-input",
+        "streaming into an element is not available on the asynchronous port yet; commit the text with `append` ops",
+      );
     const r = this.#journal.tree.rec(id);
     if (r === undefined) throw new EngineError("not-found", `element ${id} does not exist`);
     if (r.first !== 0) throw new EngineError("bad-event", `element ${id} <${r.tag}> has children; text can only be streamed into a leaf`);
@@ -534,22 +669,29 @@ export class Session implements StreamHost, SubscriptionSource {
    * Records how this process leaves the session (L6: a process exit and a switch to another session
    * are different transitions), flushes, and ends every subscription.
    */
-  close(options: { reason?: "exit" | "switch" } = {}): void {
-    if (this.#closed) return;
+  close(options: { reason?: "exit" | "switch" } = {}): Answer<P, void> {
+    if (this.#closed) return (isAsyncStore(this.store) ? this.#settled().then(() => undefined) : undefined) as Answer<P, void>;
     this.#flushForCommit();
     for (const s of [...this.#streams.values()])
       s.abort(new EngineError("stream-ended", `the stream into element ${s.element} ended: its session was closed`));
+    return this.#run(() => this.#close(options));
+  }
+
+  *#close(options: { reason?: "exit" | "switch" }): Generator<unknown, void, unknown> {
+    if (this.#closed) return;
     if (options.reason !== undefined) {
       const reason = options.reason;
-      this.commit(
-        (d) => {
-          const meta = d.selectOne(":root > meta");
-          if (meta === undefined) return;
-          const container = d.selectOne(":root > meta > transitions")?.id ?? d.appendChild(meta.id, { tag: "transitions" });
-          d.appendChild(container, { tag: "transition", attrs: { kind: reason } });
+      yield* this.#commitMany([
+        {
+          change: (d) => {
+            const meta = d.selectOne(":root > meta");
+            if (meta === undefined) return;
+            const container = d.selectOne(":root > meta > transitions")?.id ?? d.appendChild(meta.id, { tag: "transitions" });
+            d.appendChild(container, { tag: "transition", attrs: { kind: reason } });
+          },
+          label: `session.${reason}`,
         },
-        { label: `session.${reason}` },
-      );
+      ]);
     }
     this.#closed = true;
     for (const s of [...this.#subscribers]) s.close();
@@ -561,9 +703,20 @@ export class Session implements StreamHost, SubscriptionSource {
   }
 
   /** `base`, or `base-2`, `base-3` … : the first name no branch of the session has. */
-  freeBranchName(base: string): string {
-    const taken = new Set(this.branches().map((b) => b.name));
+  freeBranchName(base: string): Answer<P, string> {
+    return this.#run(() => this.#freeBranchName(base));
+  }
+
+  *#freeBranchName(base: string): Generator<unknown, string, unknown> {
+    const taken = new Set((yield* value(this.store.branches(this.id))).map((b) => b.name));
     if (!taken.has(base)) return base;
     for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
   }
 }
+
+/** The first of a commit's events. */
+function* first(steps: Generator<unknown, EventMeta[], unknown>): Generator<unknown, EventMeta, unknown> {
+  return (yield* steps)[0] as EventMeta;
+}
+
+const thenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> => typeof (v as { then?: unknown } | null)?.then === "function";

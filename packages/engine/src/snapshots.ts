@@ -12,14 +12,18 @@ import {
   lazyTree,
   type Page,
   pageCache,
+  RECORD_TEXT,
   slotsOf,
   type Tree,
   type TreeHeader,
   withStoredPages,
 } from "@strata/dom";
-import type { EventId, SnapshotRecord, Store } from "@strata/store";
+import { type AsyncStore, drive, type EventId, isAsyncStore, type SnapshotRecord, type Store, sha256, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { type TextIndex, type TextRef, TextResolver } from "./texts.ts";
+import { type BlobSink, type TextIndex, type TextRef, TextResolver } from "./texts.ts";
+
+/** Where a loaded tree reads its pages from when they are first touched. */
+export type PageSource = Pick<Store, "getBlob">;
 
 export const SNAPSHOT_HEADER_FORMAT = "strata-snapshot@1";
 
@@ -44,7 +48,7 @@ export class SnapshotWriter {
   readonly #resolver: TextResolver;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Store | AsyncStore,
     private readonly texts: TextIndex,
   ) {
     this.#resolver = new TextResolver(store);
@@ -58,6 +62,10 @@ export class SnapshotWriter {
    * forgotten here: a page read back carries its stored texts with it (DOM-43).
    */
   release(tree: Tree): Tree {
+    // Over the asynchronous port a page cannot be read back on touch (a tree is read synchronously):
+    // the writer keeps its tree whole.
+    const store = this.store;
+    if (isAsyncStore(store)) return tree;
     // A tree of at most a quarter of the page cache stays whole: nothing to bound, and no page
     // read back (a projection memo keyed by record stays warm).
     if (tree.pageCount <= pageCache.limit / 4) return tree;
@@ -70,12 +78,23 @@ export class SnapshotWriter {
         if (address !== undefined) this.texts.forgetPage(i);
         return address;
       },
-      (address, index) => loadPage(this.store, address, index, this.texts, this.#resolver),
+      (address, index) => loadPage(store, address, index, this.texts, this.#resolver),
     );
   }
 
   /** Stores the snapshot of `tree` (with its lifecycle set), the state after `event`. Returns how many pages were written. */
   write(event: EventId, tree: Tree, live: ReadonlySet<number>): { pages: number; written: number } {
+    return drive(this.writeSteps(event, tree, live)) as { pages: number; written: number };
+  }
+
+  /**
+   * {@link write} as steps (steps.ts). Over the asynchronous port the pages and texts are encoded
+   * first, their blobs addressed here (sha256, as every store addresses them) and written after.
+   */
+  *writeSteps(event: EventId, tree: Tree, live: ReadonlySet<number>): Generator<unknown, { pages: number; written: number }, unknown> {
+    const store = this.store;
+    const buffered = isAsyncStore(store) ? new BlobBuffer() : undefined;
+    const sink: BlobSink = buffered ?? (store as Store);
     let written = 0;
     const refs = slotsOf(tree).map((slot) => {
       if (slot === undefined) return null;
@@ -83,19 +102,43 @@ export class SnapshotWriter {
       const known = this.#addresses.get(slot);
       if (known !== undefined) return known;
       // Records read from this store's pages keep their stored texts (DOM-43): not read, not stored again.
-      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, this.store), reuseStored: isFlatRef });
-      const address = this.store.putBlob(frame(json));
+      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, sink), reuseStored: isFlatRef });
+      const address = sink.putBlob(frame(json));
       this.#addresses.set(slot, address);
       written++;
       return address;
     });
+    if (buffered !== undefined) yield* buffered.flush(store);
     const header: Header = {
       format: SNAPSHOT_HEADER_FORMAT,
       tree: { hwm: tree.hwm, root: tree.rootId, fixed: tree.fixed, size: tree.size },
       live: [...live].sort((a, b) => a - b),
     };
-    this.store.putSnapshot(event, JSON.stringify(header), refs);
+    yield* value(store.putSnapshot(event, JSON.stringify(header), refs));
     return { pages: refs.length, written };
+  }
+}
+
+/** Blobs addressed now and written to the store later, in order, each once. */
+class BlobBuffer implements BlobSink {
+  readonly #pending = new Map<string, Uint8Array | string>();
+
+  putBlob(data: Uint8Array | string): string {
+    const address = sha256(data).toString("hex");
+    this.#pending.set(address, data);
+    return address;
+  }
+
+  *flush(store: Store | AsyncStore): Generator<unknown, void, unknown> {
+    for (const [address, data] of this.#pending) {
+      const stored = yield* value(store.putBlob(data));
+      if (stored !== address)
+        throw new EngineError(
+          "corrupt",
+          `the store addressed a blob ${stored}, not its sha256 ${address}: blobs must be content-addressed`,
+        );
+    }
+    this.#pending.clear();
   }
 }
 
@@ -132,12 +175,41 @@ export function loadSnapshot(store: Store, record: SnapshotRecord, texts: TextIn
   return loadSnapshotVersion(store, record, texts, resolver).tree;
 }
 
-/** Like {@link loadSnapshot}, with the lifecycle set the writer stored (undefined if it stored none). */
-export function loadSnapshotVersion(
-  store: Store,
+/**
+ * {@link loadSnapshotVersion} on either port, as steps (steps.ts). Over the asynchronous port a
+ * tree cannot read a page or a text when first touched, so they are fetched first: every page in
+ * one call, then the texts the pages refer to (one round per level of text groups).
+ */
+export function* loadSnapshotSteps(
+  store: Store | AsyncStore,
   record: SnapshotRecord,
   texts: TextIndex,
-  resolver = new TextResolver(store),
+  resolver: TextResolver,
+): Generator<unknown, { tree: Tree; live: Set<number> | undefined }, unknown> {
+  if (!isAsyncStore(store)) return loadSnapshotVersion(store, record, texts, resolver);
+  const wanted = record.pages.filter((p): p is string => p !== null);
+  const pages = wanted.length === 0 ? new Map<string, Buffer>() : yield* value(store.getBlobs(wanted));
+  const refs: unknown[] = [];
+  for (const [address, bytes] of pages) {
+    let records: unknown;
+    try {
+      records = JSON.parse(unframe(bytes, address));
+    } catch {
+      continue; // decoding the page reports it, when it is touched
+    }
+    if (Array.isArray(records))
+      for (const r of records) if (Array.isArray(r) && r.length === 9 && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
+  }
+  yield* resolver.fetch(refs);
+  return loadSnapshotVersion({ getBlob: (h) => pages.get(h) }, record, texts, resolver);
+}
+
+/** Like {@link loadSnapshot}, with the lifecycle set the writer stored (undefined if it stored none). */
+export function loadSnapshotVersion(
+  store: PageSource,
+  record: SnapshotRecord,
+  texts: TextIndex,
+  resolver = new TextResolver(store as Store),
 ): { tree: Tree; live: Set<number> | undefined } {
   let header: Header;
   try {
@@ -161,7 +233,7 @@ export function loadSnapshotVersion(
  * (DOM-42, EN-45): a fork, `at(event)` or an append that touches a page for its structure fetches
  * none of its texts; the first text read on a page fetches all of that page's in one batch.
  */
-export function loadPage(store: Store, address: string, index: number, texts: TextIndex, resolver: TextResolver): Page {
+export function loadPage(store: PageSource, address: string, index: number, texts: TextIndex, resolver: TextResolver): Page {
   const bytes = store.getBlob(address);
   if (bytes === undefined) throw new EngineError("bad-snapshot", `page ${index} (${address}) is missing from the store`);
   let records: unknown;

@@ -14,7 +14,7 @@
  * blob instead of a reference), filled as events are folded and as pages are loaded.
  */
 import { eachInserted, LazyPage, type Op, PAGE_SIZE, type PatchEffect, type Tree } from "@strata/dom";
-import type { EventId, Store } from "@strata/store";
+import { type AsyncStore, drive, type EventId, isAsyncStore, type Store, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
 
 /** Texts shorter than this stay inline in pages. */
@@ -248,7 +248,7 @@ export class TextIndex {
   }
 
   /** The stored form of element `id`'s `text`: inline, a known source, or (storing it) a blob. */
-  encode(text: string, id: number, store: Store): string | TextRef {
+  encode(text: string, id: number, store: BlobSink): string | TextRef {
     if (text.length < TEXT_REF_MIN) return text;
     const e = this.#entries.get(id) ?? this.#fromLoaded(id, text);
     if (e !== undefined && e.text === text) {
@@ -277,8 +277,11 @@ export class TextIndex {
   }
 }
 
+/** Where a snapshot's new blobs go: the store, or a buffer written to the asynchronous port after (snapshots.ts). */
+export type BlobSink = Pick<Store, "putBlob">;
+
 /** How a part is written into a page, storing its group or blob the first time. */
-function storedPart(p: Part, store: Store): TextRef | string {
+function storedPart(p: Part, store: BlobSink): TextRef | string {
   if (typeof p === "string" || Array.isArray(p)) return p as TextRef | string;
   const o = p as Unsourced | Group;
   if (o.stored === undefined) {
@@ -309,16 +312,29 @@ export class TextResolver {
   /** Parsed `["r", …]` lists by blob hash. */
   readonly #groups = new Map<string, unknown>();
 
-  constructor(private readonly store: Store) {}
+  /**
+   * `store` answers the reads; over the asynchronous port (`AsyncStore`) nothing is read on demand:
+   * {@link fetch} fetches what a tree refers to before it is read (opening a session does), the
+   * caches are then kept whole, and a text the fetch did not find is missing (`bad-snapshot`).
+   */
+  constructor(private readonly store: Store | AsyncStore) {}
 
   /**
    * Fetches everything `values` refer to that is not cached yet: one query for events and one for
    * blobs per level of groups (a group's list is read before what it refers to).
    */
   prefetch(values: readonly unknown[]): void {
-    if (this.#ops.size > 4096) this.#ops.clear();
-    if (this.#blobs.size > 1024) this.#blobs.clear();
-    if (this.#groups.size > 4096) this.#groups.clear();
+    if (isAsyncStore(this.store)) return; // fetched before the tree was handed out
+    drive(this.fetch(values));
+  }
+
+  /** {@link prefetch} as steps (steps.ts): over the asynchronous port, each read is awaited. */
+  *fetch(values: readonly unknown[]): Generator<unknown, void, unknown> {
+    if (!isAsyncStore(this.store)) {
+      if (this.#ops.size > 4096) this.#ops.clear();
+      if (this.#blobs.size > 1024) this.#blobs.clear();
+      if (this.#groups.size > 4096) this.#groups.clear();
+    }
     let pending: readonly unknown[] = values;
     for (let round = 0; pending.length > 0 && round <= MAX_LEVEL; round++) {
       const events = new Set<number>();
@@ -339,7 +355,7 @@ export class TextResolver {
       }
       if (events.size > 0)
         // Payloads only (ST-28): one call, read by the store in id runs, not full rows per id.
-        for (const [id, data] of this.store.eventData([...events] as EventId[])) {
+        for (const [id, data] of yield* value(this.store.eventData([...events] as EventId[]))) {
           let ops: unknown;
           try {
             ops = (JSON.parse(data) as { ops?: unknown }).ops;
@@ -351,7 +367,7 @@ export class TextResolver {
       const wanted = [...blobs, ...groups];
       const next: unknown[] = [];
       if (wanted.length > 0)
-        for (const [h, data] of this.store.getBlobs(wanted)) {
+        for (const [h, data] of yield* value(this.store.getBlobs(wanted))) {
           if (groups.has(h)) {
             const list = parseGroup(data.toString("utf8"), h);
             this.#groups.set(h, list);
@@ -361,6 +377,11 @@ export class TextResolver {
         }
       pending = next;
     }
+  }
+
+  /** One blob read on demand; over the asynchronous port, what {@link fetch} did not find is missing. */
+  #read(hash: string): Buffer | undefined {
+    return isAsyncStore(this.store) ? undefined : this.store.getBlob(hash);
   }
 
   /** The text `value` stands for (a string is itself). Throws `bad-snapshot` for a dangling or malformed reference. */
@@ -405,7 +426,7 @@ export class TextResolver {
   #group(hash: string): unknown {
     let list = this.#groups.get(hash);
     if (list === undefined) {
-      const b = this.store.getBlob(hash);
+      const b = this.#read(hash);
       if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing text group ${hash}`);
       list = parseGroup(b.toString("utf8"), hash);
       this.#groups.set(hash, list);
@@ -416,7 +437,7 @@ export class TextResolver {
   #blob(hash: string): string {
     let t = this.#blobs.get(hash);
     if (t === undefined) {
-      const b = this.store.getBlob(hash);
+      const b = this.#read(hash);
       if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing blob ${hash}`);
       t = b.toString("utf8");
       this.#blobs.set(hash, t);

@@ -50,6 +50,17 @@ export interface AsyncStore extends PromisedMethods {
   verify(session?: SessionId, hooks?: VerifyHooks): Promise<VerifyReport>;
 }
 
+/**
+ * Marks an object as the asynchronous port (every `AsyncCheckedStore`, every `asyncStore(…)`): code
+ * written for both ports (the engine's `Session`) asks {@link isAsyncStore} which one it was given.
+ */
+const ASYNC_PORT = Symbol.for("strata.asyncStore");
+
+/** True for the asynchronous port (an `AsyncStore`), false for a synchronous `Store`. */
+export function isAsyncStore(store: unknown): store is AsyncStore {
+  return typeof store === "object" && store !== null && (store as { [ASYNC_PORT]?: unknown })[ASYNC_PORT] === true;
+}
+
 /** The scope a read transaction's (or verify's) calls run in: writes inside it are refused. */
 const READING = Symbol("reading");
 
@@ -145,6 +156,7 @@ export class AsyncCheckedStore {
   }
 
   static {
+    Object.defineProperty(AsyncCheckedStore.prototype, ASYNC_PORT, { value: true });
     const special = new Set<string>(["close", "transaction", "readTransaction", "acquireLease", "verify"]);
     for (const method of STORE_METHODS) {
       if (special.has(method)) continue;
@@ -176,7 +188,8 @@ export class AsyncCheckedStore {
 export function asyncStore(store: Store, options: { defer?: boolean } = {}): AsyncStore {
   let inside = 0;
   // The methods on the port's prototype, as a class's are (a caller may list them there).
-  const methods: Record<string, unknown> = {
+  const methods: Record<string | symbol, unknown> = {
+    [ASYNC_PORT]: true,
     get path() {
       return store.path;
     },

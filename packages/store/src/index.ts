@@ -8,7 +8,7 @@
  */
 
 // ── the asynchronous port (decision 0035) ───────────────────────────────────────────────────
-export { AsyncCheckedStore, type AsyncStore, asyncStore, checkedAsyncStore } from "./async-store.ts";
+export { AsyncCheckedStore, type AsyncStore, asyncStore, checkedAsyncStore, isAsyncStore } from "./async-store.ts";
 // ── the contract, for every backend ─────────────────────────────────────────────────────────
 export { CheckedStore, checkedStore, type ErrorMapping } from "./checked-store.ts";
 export { TS_MAX } from "./checks.ts";

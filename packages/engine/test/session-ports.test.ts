@@ -1,0 +1,229 @@
+/**
+ * The Session on every storage port (decision 0036, ports.ts): the same test, awaiting every call,
+ * on SQLite, on the asynchronous port over SQLite and on PostgreSQL. What the asynchronous port
+ * adds — operations queued in call order, a creation whose `init` awaits, texts fetched before the
+ * tree is handed out, what is not offered there yet — is tested where it applies.
+ */
+import { type NodeId, nodeId, toSnapshot, toXml } from "@strata/dom";
+import { type EventId, isAsyncStore, LeaseLost, type Store } from "@strata/store";
+import { afterEach, describe, expect, it } from "vitest";
+import { materialize, Session, verifyStore } from "../src/index.ts";
+import { type AnyPort, PORTS, type PortPlace } from "./ports.ts";
+
+const n = nodeId;
+const places: PortPlace[] = [];
+afterEach(async () => {
+  for (const p of places.splice(0)) await p.dispose();
+});
+
+/** A text long enough to be stored by reference (TEXT_REF_MIN is 128). */
+const long = (tag: string, i: number) => `${tag} ${i} `.repeat(40);
+
+async function turn(s: Session<AnyPort>, text: string): Promise<NodeId> {
+  let id = 0 as NodeId;
+  await s.commit(
+    (d) => {
+      id = d.appendChild(n(3), { tag: "turn" });
+      d.appendChild(id, { tag: "user", text });
+    },
+    { label: "turn.start" },
+  );
+  return id;
+}
+
+const texts = (s: { select(q: string): { text: string }[] }) => s.select("user").map((e) => e.text);
+
+describe.each(PORTS)("Session on $name", (port) => {
+  const place = () => {
+    const p = port.place();
+    places.push(p);
+    return p;
+  };
+
+  it("EN-18: creates, commits ops and recipes, reads the log and any event", async () => {
+    const p = place();
+    const store = await p.open();
+    const s = await Session.create(store, { title: "t" });
+    expect(toXml(s.tree, { ids: false })).toBe("<session><meta/><body/></session>");
+    const e1 = await s.commit(
+      [["ins", n(2), null, { tag: "todo", children: [{ tag: "item", attrs: { status: "pending" }, text: "a" }] }]],
+      {
+        label: "todo.write",
+        by: "user",
+      },
+    );
+    expect(e1).toMatchObject({ label: "todo.write", by: "user", depth: 2 });
+    const item = s.selectOne("todo item") as { id: NodeId };
+    await s.commit((d) => d.set(item.id, "status", "completed"), { label: "todo.done" });
+    expect(s.count("todo item[status!=completed]")).toBe(0);
+    expect((await s.log()).map((e) => e.label)).toEqual(["session.start", "todo.write", "todo.done"]);
+    expect(toXml(await s.at(e1.id), { ids: false })).toContain('status="pending"');
+    await expect(Promise.resolve().then(() => s.at(99999 as EventId))).rejects.toThrow(/not an event of session/);
+  });
+
+  it("L2: a commit that does not apply changes nothing, and the next one goes on", async () => {
+    const s = await Session.create(await place().open());
+    await turn(s, "hello");
+    const state = async () => JSON.stringify({ tree: toSnapshot(s.tree), head: s.head, log: await s.log(), branches: await s.branches() });
+    const before = await state();
+    await expect(Promise.resolve().then(() => s.commit([["rm", n(9999)]]))).rejects.toThrow(/does not apply|9999/);
+    expect(await state()).toBe(before);
+    await turn(s, "again");
+    expect(texts(s)).toEqual(["hello", "again"]);
+  });
+
+  it("EN-10: long texts stored by reference come back whole after snapshots, from another handle, at any event", async () => {
+    const p = place();
+    const s = await Session.create(await p.open(), { snapshotEvery: 4 });
+    const want: string[] = [];
+    const mids: EventId[] = [];
+    for (let i = 0; i < 30; i++) {
+      want.push(long("turn", i));
+      await turn(s, want[i] as string);
+      mids.push(s.head.id);
+    }
+    // Text appended in many pieces (a concatenation of references, grouped when long).
+    const last = s.select("user").at(-1) as { id: NodeId };
+    for (let k = 0; k < 80; k++) await s.commit([["append", last.id, long("piece", k)]]);
+    want[29] += Array.from({ length: 80 }, (_, k) => long("piece", k)).join("");
+    await s.snapshot();
+    expect(texts(s)).toEqual(want);
+    const other = await p.open();
+    const { session: reopened } = await Session.open(other, s.id, { snapshotEvery: 4 });
+    expect(toSnapshot(reopened.tree)).toBe(toSnapshot(s.tree));
+    expect(texts(reopened)).toEqual(want);
+    const mid = mids[14] as EventId;
+    const at = await reopened.at(mid);
+    expect(toSnapshot(at)).toBe(toSnapshot(await materialize(other, mid, { fromGenesis: true })));
+    // The reopened line writes on, and a third handle sees it.
+    await turn(reopened, "more");
+    const third = (await Session.open(await p.open(), s.id)).session;
+    expect(texts(third)).toEqual([...want, "more"]);
+    const report = isAsyncStore(other) ? await other.verify() : verifyStore(other as Store);
+    expect(report.findings).toEqual([]);
+  });
+
+  it("L7: fork, rewind and switch on the port, each with its lifecycle work", async () => {
+    const p = place();
+    const s = await Session.create(await p.open());
+    await turn(s, "one");
+    const at1 = s.head.id;
+    const call = await s.commit((d) => void d.appendChild(n(3), { tag: "call", attrs: { status: "running" } }));
+    await turn(s, "two");
+    const f = await s.fork(at1, { name: "side" });
+    expect(f.branch).toBe("side");
+    expect(texts(f)).toEqual(["one"]);
+    // The running call is live here and not at the fork point: the fork's work stops it.
+    expect(f.work.terminate.length).toBe(1);
+    await turn(f, "side one");
+    expect(texts(s)).toEqual(["one", "two"]);
+    const old = s.head.id;
+    const work = await s.rewind(call.id);
+    expect(texts(s)).toEqual(["one"]);
+    expect(work.retained.length).toBe(1);
+    expect((await s.branches()).map((b) => b.name).sort()).toEqual(["main", `rewound/main/${old}`, "side"]);
+    await s.switchTo("side");
+    expect(texts(s)).toEqual(["one", "side one"]);
+    // A fork needs a free name: the default one is taken the second time.
+    const g = await s.fork(at1);
+    const h = await s.fork(at1);
+    expect(h.branch).not.toBe(g.branch);
+    const reopened = (await Session.open(await p.open(), s.id, { branch: "side" })).session;
+    expect(toSnapshot(reopened.tree)).toBe(toSnapshot(s.tree));
+  });
+
+  it("close records the transition, and a closed session refuses to write", async () => {
+    const p = place();
+    const s = await Session.create(await p.open());
+    await turn(s, "x");
+    await s.close({ reason: "exit" });
+    await expect(Promise.resolve().then(() => s.commit([["set", n(1), "a", "b"]]))).rejects.toThrow(/was closed/);
+    const again = (await Session.open(await p.open(), s.id)).session;
+    expect(again.count("transition[kind=exit]")).toBe(1);
+  });
+
+  it("EN-34: what init commits is stored with the genesis event, or nothing is", async () => {
+    const p = place();
+    const store = await p.open();
+    const s = await Session.create(store, {
+      title: "with init",
+      init: (x) => {
+        void x.commit((d) => void d.appendChild(n(3), { tag: "user", text: "first" }));
+      },
+    });
+    expect(texts(s)).toEqual(["first"]);
+    expect(texts((await Session.open(await p.open(), s.id)).session)).toEqual(["first"]);
+    const count = async () => (await store.listSessions()).length;
+    const before = await count();
+    await expect(
+      Promise.resolve().then(() =>
+        Session.create(store, {
+          init: (x) => {
+            void x.commit((d) => void d.appendChild(n(3), { tag: "user", text: "lost" }));
+            throw new Error("init failed");
+          },
+        }),
+      ),
+    ).rejects.toThrow("init failed");
+    expect(await count()).toBe(before);
+  });
+});
+
+describe.each(PORTS.filter((p) => p.async))("what the asynchronous port adds, on $name", (port) => {
+  const place = () => {
+    const p = port.place();
+    places.push(p);
+    return p;
+  };
+
+  it("operations called without awaiting run one at a time, in call order", async () => {
+    const s = await Session.create(await place().open());
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 25; i++) calls.push(turn(s, `t${i}`));
+    calls.push(Promise.resolve(s.log()));
+    await Promise.all(calls);
+    expect(texts(s)).toEqual(Array.from({ length: 25 }, (_, i) => `t${i}`));
+    expect((await s.log()).slice(1).every((e, i, all) => i === 0 || e.id > (all[i - 1] as { id: number }).id)).toBe(true);
+  });
+
+  it("a failing operation in the queue does not stop the ones after it", async () => {
+    const s = await Session.create(await place().open());
+    const bad = s.commit([["rm", n(4242)]]);
+    const good = turn(s, "after");
+    await expect(bad).rejects.toThrow();
+    await good;
+    expect(texts(s)).toEqual(["after"]);
+  });
+
+  it("ST-23: a session opened with a lease token is fenced: after a takeover its commit is refused and nothing is written", async () => {
+    const p = place();
+    const store = (await p.open()) as Exclude<AnyPort, Store>;
+    const s0 = await Session.create(store);
+    const got = await store.acquireLease(s0.id, "main", "worker-a");
+    if (!got.ok) throw new Error("lease");
+    const { session: a } = await Session.open(store, s0.id, { lease: got.lease.token });
+    await turn(a, "by a");
+    const other = (await p.open()) as Exclude<AnyPort, Store>;
+    const taken = await other.acquireLease(s0.id, "main", "worker-b", () => true);
+    expect(taken.ok).toBe(true);
+    const head = a.head.id;
+    await expect(turn(a, "stale")).rejects.toBeInstanceOf(LeaseLost);
+    expect(a.head.id).toBe(head);
+    expect(texts((await Session.open(other, s0.id)).session)).toEqual(["by a"]);
+  });
+
+  it("says what it does not offer yet: streams, and subscriptions from before the head", async () => {
+    const s = await Session.create(await place().open());
+    const id = await turn(s, "x");
+    const user = s.durableTree.rec(id)?.first as NodeId;
+    expect(() => s.stream(user)).toThrow(/not available on the asynchronous port yet/);
+    const first = s.head.id;
+    await turn(s, "y");
+    expect(() => s.subscribe({ from: first })).toThrow(/starts at the head/);
+    const sub = s.subscribe();
+    await turn(s, "z");
+    const frames = [(await sub.next()).value, (await sub.next()).value];
+    expect(frames.map((f) => f?.type)).toEqual(["snapshot", "event"]);
+    sub.close();
+  });
+});
