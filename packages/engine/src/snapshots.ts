@@ -189,19 +189,27 @@ export function* loadSnapshotSteps(
   if (!isAsyncStore(store)) return loadSnapshotVersion(store, record, texts, resolver);
   const wanted = record.pages.filter((p): p is string => p !== null);
   const pages = wanted.length === 0 ? new Map<string, Buffer>() : yield* value(store.getBlobs(wanted));
+  // Each page is parsed once: here, for the texts it refers to, and its records kept for its decoding.
+  const parsed = new Map<string, unknown[]>();
   const refs: unknown[] = [];
   for (const [address, bytes] of pages) {
-    let records: unknown;
+    let records: unknown[];
     try {
-      records = JSON.parse(unframe(bytes, address));
+      records = readRecords(bytes, address, record.pages.indexOf(address));
     } catch {
       continue; // decoding the page reports it, when it is touched
     }
-    if (Array.isArray(records))
-      for (const r of records) if (Array.isArray(r) && r.length === 9 && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
+    parsed.set(address, records);
+    for (const r of records) if (Array.isArray(r) && r.length === 9 && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
   }
   yield* resolver.fetch(refs);
-  return loadSnapshotVersion({ getBlob: (h) => pages.get(h) }, record, texts, resolver);
+  const source: PageSource = { getBlob: (h) => pages.get(h) };
+  return loadSnapshotVersion(source, record, texts, resolver, (address, index) => {
+    const records = parsed.get(address);
+    if (records === undefined) return loadPage(source, address, index, texts, resolver);
+    parsed.delete(address); // decoded once: a page is kept by the tree, not read again
+    return decodeRecords(records, index, texts, resolver);
+  });
 }
 
 /** Like {@link loadSnapshot}, with the lifecycle set the writer stored (undefined if it stored none). */
@@ -210,6 +218,7 @@ export function loadSnapshotVersion(
   record: SnapshotRecord,
   texts: TextIndex,
   resolver = new TextResolver(store as Store),
+  load: (address: string, index: number) => Page = (address, index) => loadPage(store, address, index, texts, resolver),
 ): { tree: Tree; live: Set<number> | undefined } {
   let header: Header;
   try {
@@ -224,7 +233,7 @@ export function loadSnapshotVersion(
     );
   // Not evictable: a reader keeps what it loads (a full read walks the pages twice: index, then
   // select). A live writer makes them evictable at its next snapshot (SnapshotWriter.release).
-  const tree = lazyTree(header.tree, record.pages, (address, index) => loadPage(store, address, index, texts, resolver));
+  const tree = lazyTree(header.tree, record.pages, load);
   return { tree, live: Array.isArray(header.live) ? new Set(header.live) : undefined };
 }
 
@@ -236,6 +245,11 @@ export function loadSnapshotVersion(
 export function loadPage(store: PageSource, address: string, index: number, texts: TextIndex, resolver: TextResolver): Page {
   const bytes = store.getBlob(address);
   if (bytes === undefined) throw new EngineError("bad-snapshot", `page ${index} (${address}) is missing from the store`);
+  return decodeRecords(readRecords(bytes, address, index), index, texts, resolver);
+}
+
+/** The records of a stored page (its frame opened, its JSON parsed); `bad-snapshot` when they cannot be read. */
+function readRecords(bytes: Buffer, address: string, index: number): unknown[] {
   let records: unknown;
   try {
     records = JSON.parse(unframe(bytes, address));
@@ -244,6 +258,11 @@ export function loadPage(store: PageSource, address: string, index: number, text
     throw new EngineError("bad-snapshot", `page ${index} (${address}) is not readable: ${(e as Error).message}`);
   }
   if (!Array.isArray(records)) throw new EngineError("bad-snapshot", `page ${index} (${address}) is not a list of records`);
+  return records;
+}
+
+/** A page from its records, its texts decoded through `resolver` when first read. */
+function decodeRecords(records: unknown[], index: number, texts: TextIndex, resolver: TextResolver): Page {
   return decodePage(index, records, {
     deferTexts: true,
     prepareTexts: (refs) => resolver.prefetch(refs),
