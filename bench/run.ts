@@ -32,7 +32,7 @@ const GROUPS: Record<string, readonly string[]> = {
   api: ["public"],
   cli: ["startup", "reads"],
   import: ["foreign"],
-  postgres: ["pg", "listing", "langgraph"],
+  postgres: ["pg", "listing", "langgraph", "pg-session"],
 };
 
 /** Section headings that are not a package's name. */
@@ -106,7 +106,7 @@ const MEASURES: Record<string, readonly string[]> = {
   api: ["dom", "store", "engine"],
   cli: ["dom", "store", "engine", "agent", "models"],
   import: ["dom", "store", "engine", "agent", "import"],
-  postgres: ["store", "store-postgres"],
+  postgres: ["dom", "store", "engine", "store-postgres"],
 };
 
 function fingerprint(group: string): string {

@@ -343,10 +343,11 @@ class DeferredTexts {
     return t;
   }
 
+  /** Prepares the page's texts once; one that throws (its texts not fetched yet) is prepared again on the next read. */
   #prepareOnce(): void {
     if (this.#prepared) return;
-    this.#prepared = true;
     this.prepare?.(this.#values);
+    this.#prepared = true;
     this.#values.length = 0;
   }
 }

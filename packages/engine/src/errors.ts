@@ -29,7 +29,13 @@ export type EngineErrorCode =
    * A run asked to continue a session or branch that has no task (no user turn): the process that
    * created it stopped before the task was recorded, or it was forked before the task (AG-17).
    */
-  | "no-task";
+  | "no-task"
+  /**
+   * Over the asynchronous port (decision 0037), a tree read synchronously reached a page or a text
+   * that has not been fetched yet: load the tree first (`await session.load()`, `await loadTree(tree)`).
+   * Nothing stored is wrong; the engine's own operations load what they touch.
+   */
+  | "not-loaded";
 
 export class EngineError extends Error {
   override readonly name = "EngineError";

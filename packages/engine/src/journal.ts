@@ -9,6 +9,7 @@ import { type AsyncStore, drive, type EventId, type EventMeta, type SessionId, t
 import { EngineError } from "./errors.ts";
 import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
+import { settle } from "./loading.ts";
 import { materializeSteps } from "./materialize.ts";
 import { SnapshotWriter } from "./snapshots.ts";
 import { TextIndex } from "./texts.ts";
@@ -316,13 +317,15 @@ export class Journal {
     checkInputs(inputs);
     const base = this.#tree;
     const patches = inputs.map((i) => i.ops);
-    let folds = foldAll(base, patches);
+    // Over the asynchronous port the pages and texts the patches reach are fetched first (loading.ts).
+    let folds = yield* settle(() => foldAll(base, patches));
     const plan = yield* this.planIdsSteps((folds[folds.length - 1] as Fold).tree.hwm - base.hwm);
     this.#unchanged(base);
     let stored: (readonly Op[])[] = patches;
     if (plan.floor !== undefined) {
-      stored = withIdFloor(patches, base.hwm, plan.floor);
-      folds = foldAll(base, stored);
+      const floored = withIdFloor(patches, base.hwm, plan.floor);
+      stored = floored;
+      folds = yield* settle(() => foldAll(base, floored));
     }
     return { metas: yield* this.#append(inputs, stored, folds, plan), patches: stored };
   }
@@ -351,10 +354,11 @@ export class Journal {
     const patches = inputs.map((i) => i.ops);
     // The author's folds of exactly these patches onto this tree (the same applyPatch, options and
     // checks foldAll uses) are not folded a second time.
+    const tree = this.#tree;
     const folds =
-      folded !== undefined && folded.base === this.#tree && folded.folds.length === patches.length
+      folded !== undefined && folded.base === tree && folded.folds.length === patches.length
         ? folded.folds
-        : foldAll(this.#tree, patches);
+        : yield* settle(() => foldAll(tree, patches));
     const last = (folds[folds.length - 1] as Fold).tree;
     const first = patches[0]?.[0];
     const floored = first !== undefined && first[0] === "set" && first[1] === 0;

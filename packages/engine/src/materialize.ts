@@ -7,6 +7,7 @@ import { type AsyncStore, type EventId, type Store, type StoredEvent, value } fr
 import { EngineError } from "./errors.ts";
 import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
+import { settle } from "./loading.ts";
 import { type Answer, answer, type Port } from "./port.ts";
 import { loadSnapshotSteps } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
@@ -76,17 +77,25 @@ export function* materializeSteps(
       depth = snapshot.depth;
     }
   }
-  if (tree !== undefined && live === undefined) live = scanLifecycle(tree);
+  // Over the asynchronous port the tree's pages and texts are fetched as the fold reaches them (settle, loading.ts).
+  if (tree !== undefined && live === undefined) {
+    const start = tree;
+    live = yield* settle(() => scanLifecycle(start));
+  }
   const snapshotDepth = depth;
   let done = 0;
-  const one = (e: StoredEvent, decoded: DecodedEvent): void => {
+  const one = function* (e: StoredEvent, decoded: DecodedEvent): Generator<unknown, void, unknown> {
     let effect: PatchEffect | undefined;
-    tree = foldEvent(tree, decoded, e.id, (fx) => (effect = fx));
+    const base = tree;
+    tree = yield* settle(() => foldEvent(base, decoded, e.id, (fx) => (effect = fx)));
+    const after = tree;
     if (effect !== undefined) {
-      texts.recordPatch(e.id, effect, tree);
-      live = updateLifecycle(live as Set<number>, tree, effect);
-    } else live = scanLifecycle(tree);
-    options.onEvent?.(tree, e.id, ++done, live as Set<number>);
+      texts.recordPatch(e.id, effect, after);
+      const fx = effect;
+      const before = live as Set<number>;
+      live = yield* settle(() => updateLifecycle(before, after, fx));
+    } else live = yield* settle(() => scanLifecycle(after));
+    options.onEvent?.(after, e.id, ++done, live as Set<number>);
     depth = e.depth;
   };
   while (depth < meta.depth) {
@@ -95,7 +104,7 @@ export function* materializeSteps(
     const decoded = batch.map((e) => decodeEvent(e));
     const base = tree;
     if (base === undefined || options.onEvent !== undefined || decoded.some((d) => d.kind !== "patch")) {
-      for (let i = 0; i < batch.length; i++) one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
+      for (let i = 0; i < batch.length; i++) yield* one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
       continue;
     }
     // No one looks at the versions in between: fold the batch as one patch (each page and
@@ -107,17 +116,21 @@ export function* materializeSteps(
     let after: Tree;
     let effect: PatchEffect | undefined;
     try {
-      after = foldEvent(base, { kind: "patch", ops, checked: true }, (batch[batch.length - 1] as StoredEvent).id, (fx) => (effect = fx));
+      const last = (batch[batch.length - 1] as StoredEvent).id;
+      after = yield* settle(() => foldEvent(base, { kind: "patch", ops, checked: true }, last, (fx) => (effect = fx)));
     } catch {
-      for (let i = 0; i < batch.length; i++) one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
+      for (let i = 0; i < batch.length; i++) yield* one(batch[i] as StoredEvent, decoded[i] as DecodedEvent);
       continue;
     }
     texts.recordEvents(events, effect as PatchEffect, after);
-    live = updateLifecycle(live as Set<number>, after, effect as PatchEffect);
+    const before = live as Set<number>;
+    const folded = after;
+    live = yield* settle(() => updateLifecycle(before, folded, effect as PatchEffect));
     tree = after;
     done += batch.length;
     depth = (batch[batch.length - 1] as StoredEvent).depth;
   }
   if (tree === undefined) throw new EngineError("bad-event", `the chain of event ${event} has no genesis event`);
-  return { tree, live: live ?? scanLifecycle(tree), snapshotDepth };
+  const end = tree;
+  return { tree: end, live: live ?? (yield* settle(() => scanLifecycle(end))), snapshotDepth };
 }

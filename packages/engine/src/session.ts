@@ -46,8 +46,10 @@ import {
   shiftMinted,
 } from "./journal.ts";
 import { type LifecycleWork, lifecycleWork, NO_WORK } from "./lifecycle.ts";
+import { settle } from "./loading.ts";
 import { materializeSteps } from "./materialize.ts";
 import type { Answer, Port } from "./port.ts";
+import { loadTreeSteps } from "./snapshots.ts";
 import type { Frame } from "./sse.ts";
 import { type StreamHost, type StreamOptions, StreamWriter } from "./stream.ts";
 import { Subscription, type SubscriptionSource } from "./subscription.ts";
@@ -225,7 +227,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
       if ((yield* value(store.getSession(session))) === undefined)
         throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
       const journal = yield* Journal.openSteps(store, session, options.branch ?? "main", options);
-      const work = lifecycleWork(undefined, { tree: journal.tree, live: journal.live });
+      const work = yield* settle(() => lifecycleWork(undefined, { tree: journal.tree, live: journal.live }));
       return { session: new Session(store, journal, work, options), work };
     }
     return drive(steps()) as Answer<P, { session: Session<P>; work: LifecycleWork }>;
@@ -342,7 +344,10 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     let plan: IdPlan | undefined;
     let authored: { patches: CommitInput[]; minted: number; folds: Fold[] } | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
-      authored = author(floor);
+      // A recipe is a pure function of its draft: over the asynchronous port it runs again once
+      // what it read is fetched (loading.ts).
+      const at = floor;
+      authored = yield* settle(() => author(at));
       plan = yield* j.planIdsSteps(authored.minted, floor);
       if (plan.floor === floor) break;
       floor = plan.floor; // the ids must go to a range reserved just now: author again there
@@ -414,7 +419,28 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     return this.head.id;
   }
 
-  /** The tree right after `event` (any event of this session, on any branch). */
+  /**
+   * Loads the whole live tree and answers it (decision 0037). Over the asynchronous port a tree
+   * reads only the pages and texts fetched so far — the engine's own operations fetch what they
+   * touch, so a resume reads only the head's last pages — and a synchronous read that reaches
+   * anything else throws `not-loaded`: call this before reading the tree whole (`tree`, `select`,
+   * templates, `subscribe`). It costs one call for the pages and one per level of texts; what is
+   * loaded stays loaded, through later commits. Over the synchronous port it reads every page now.
+   */
+  load(): Answer<P, Tree> {
+    this.#open();
+    return this.#run(() => this.#load());
+  }
+
+  *#load(): Generator<unknown, Tree, unknown> {
+    yield* loadTreeSteps(this.#journal.tree);
+    return this.tree;
+  }
+
+  /**
+   * The tree right after `event` (any event of this session, on any branch). Over the asynchronous
+   * port its pages and texts are fetched when first needed: `loadTree(tree)` loads it whole.
+   */
   at(event: EventId): Answer<P, Tree> {
     return this.#run(() => this.#at(event));
   }
@@ -476,7 +502,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     // A fork from the head, or from a state `at` read, starts from that state (EN-47).
     const known = event === this.head.id ? this.#journal.version : this.#cache.get(event);
     const journal = yield* Journal.openSteps(this.store, this.id, name, unfenced, known);
-    const work = lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live });
+    const work = yield* settle(() => lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live }));
     return new Session(this.store, journal, work, unfenced);
   }
 
@@ -536,8 +562,11 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     // After a rewind, the ids the abandoned line reserved and did not use serve the new line (EN-17).
     if (rewind) old.handOver(this.#journal);
     this.#view = undefined;
-    const work = lifecycleWork(before, { tree: this.#journal.tree, live: this.#journal.live });
+    const after = { tree: this.#journal.tree, live: this.#journal.live };
+    const work = yield* settle(() => lifecycleWork(before, after));
     if (this.#subscribers.size > 0) {
+      // A reset frame holds the whole tree: over the asynchronous port it is loaded first.
+      if (isAsyncStore(this.store)) yield* loadTreeSteps(after.tree);
       const frame = this.resetFrame();
       for (const s of this.#subscribers) s.offer(frame);
     }

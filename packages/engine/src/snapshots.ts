@@ -20,6 +20,7 @@ import {
 } from "@strata/dom";
 import { type AsyncStore, drive, type EventId, isAsyncStore, type SnapshotRecord, type Store, sha256, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
+import { NotLoaded, settle } from "./loading.ts";
 import { type BlobSink, type TextIndex, type TextRef, TextResolver } from "./texts.ts";
 
 /** Where a loaded tree reads its pages from when they are first touched. */
@@ -96,18 +97,27 @@ export class SnapshotWriter {
     const buffered = isAsyncStore(store) ? new BlobBuffer() : undefined;
     const sink: BlobSink = buffered ?? (store as Store);
     let written = 0;
-    const refs = slotsOf(tree).map((slot) => {
-      if (slot === undefined) return null;
-      if (slot instanceof LazyPage) return slot.ref; // unchanged since it was loaded
-      const known = this.#addresses.get(slot);
-      if (known !== undefined) return known;
-      // Records read from this store's pages keep their stored texts (DOM-43): not read, not stored again.
-      const json = encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, sink), reuseStored: isFlatRef });
-      const address = sink.putBlob(frame(json));
-      this.#addresses.set(slot, address);
-      written++;
-      return address;
-    });
+    const refs: (string | null)[] = [];
+    for (const slot of slotsOf(tree)) {
+      if (slot === undefined) refs.push(null);
+      else if (slot instanceof LazyPage)
+        refs.push(slot.ref); // unchanged since it was loaded
+      else {
+        const known = this.#addresses.get(slot);
+        if (known !== undefined) refs.push(known);
+        else {
+          // Records read from this store's pages keep their stored texts (DOM-43): not read, not
+          // stored again. Over the asynchronous port a text the encoding reads is fetched first.
+          const json = yield* settle(() =>
+            encodePage(slot, { encodeText: (text, id) => this.texts.encode(text, id, sink), reuseStored: isFlatRef }),
+          );
+          const address = sink.putBlob(frame(json));
+          this.#addresses.set(slot, address);
+          written++;
+          refs.push(address);
+        }
+      }
+    }
     if (buffered !== undefined) yield* buffered.flush(store);
     const header: Header = {
       format: SNAPSHOT_HEADER_FORMAT,
@@ -176,9 +186,11 @@ export function loadSnapshot(store: Store, record: SnapshotRecord, texts: TextIn
 }
 
 /**
- * {@link loadSnapshotVersion} on either port, as steps (steps.ts). Over the asynchronous port a
- * tree cannot read a page or a text when first touched, so they are fetched first: every page in
- * one call, then the texts the pages refer to (one round per level of text groups).
+ * {@link loadSnapshotVersion} on either port, as steps (steps.ts). Over the asynchronous port
+ * (decision 0037) the tree's pages and texts are fetched when a read first reaches them, through
+ * `NotLoaded` and {@link settle} (loading.ts): the engine's operations load what they touch, and
+ * {@link loadTreeSteps} loads a whole tree in one call for its pages and one per level of texts.
+ * Page 0 and the last pages (what a head's tail and the next commits touch) are fetched here, in one call.
  */
 export function* loadSnapshotSteps(
   store: Store | AsyncStore,
@@ -187,29 +199,135 @@ export function* loadSnapshotSteps(
   resolver: TextResolver,
 ): Generator<unknown, { tree: Tree; live: Set<number> | undefined }, unknown> {
   if (!isAsyncStore(store)) return loadSnapshotVersion(store, record, texts, resolver);
-  const wanted = record.pages.filter((p): p is string => p !== null);
-  const pages = wanted.length === 0 ? new Map<string, Buffer>() : yield* value(store.getBlobs(wanted));
-  // Each page is parsed once: here, for the texts it refers to, and its records kept for its decoding.
-  const parsed = new Map<string, unknown[]>();
-  const refs: unknown[] = [];
-  for (const [address, bytes] of pages) {
-    let records: unknown[];
-    try {
-      records = readRecords(bytes, address, record.pages.indexOf(address));
-    } catch {
-      continue; // decoding the page reports it, when it is touched
-    }
-    parsed.set(address, records);
-    for (const r of records) if (Array.isArray(r) && r.length === 9 && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
+  const source = new AsyncPages(store, record, texts, resolver);
+  const version = loadSnapshotVersion(source, record, texts, resolver, (address, index) => source.load(address, index));
+  // Page 0 holds the skeleton (a turn appended under the body changes the body's record) and the
+  // last pages hold the newest elements: what a tail and the next commits touch, in one call.
+  const stored = record.pages.filter((p): p is string => p !== null);
+  const hot = new Set(stored.slice(-HOT_PAGES));
+  if (record.pages[0] !== null && record.pages[0] !== undefined) hot.add(record.pages[0]);
+  if (hot.size > 0) yield* source.fetch([...hot], false);
+  for (const [, slot] of version.tree.slotEntries()) if (slot instanceof LazyPage) SOURCES.set(slot, source);
+  return version;
+}
+
+/**
+ * Loads every page and text of `tree` and answers it (decision 0037): a tree from `at`, `materialize`
+ * or `Session.tree` over the asynchronous port reads only what was fetched. Over the synchronous
+ * port it reads everything from the store at once.
+ */
+export function loadTree(tree: Tree): Promise<Tree> {
+  try {
+    return Promise.resolve(drive(loadTreeSteps(tree)));
+  } catch (e) {
+    return Promise.reject(e);
   }
-  yield* resolver.fetch(refs);
-  const source: PageSource = { getBlob: (h) => pages.get(h) };
-  return loadSnapshotVersion(source, record, texts, resolver, (address, index) => {
-    const records = parsed.get(address);
-    if (records === undefined) return loadPage(source, address, index, texts, resolver);
-    parsed.delete(address); // decoded once: a page is kept by the tree, not read again
-    return decodeRecords(records, index, texts, resolver);
+}
+
+/** The source of each page of a tree loaded over the asynchronous port (for {@link loadTreeSteps}). */
+const SOURCES = new WeakMap<LazyPage, AsyncPages>();
+
+/**
+ * The pages of one snapshot over the asynchronous port (decision 0037): a page read before it was
+ * fetched throws `NotLoaded`, whose steps fetch it. A page's bytes are dropped once it is decoded
+ * (the tree keeps the page: pages over this port are never evicted).
+ */
+class AsyncPages implements PageSource {
+  readonly #bytes = new Map<string, Buffer>();
+  /** Pages fetched with their texts: their records, parsed for the references, decoded from these. */
+  readonly #records = new Map<string, unknown[]>();
+  /** Fetched and not found: reading them is `bad-snapshot`. */
+  readonly #absent = new Set<string>();
+  readonly #index = new Map<string, number>();
+
+  constructor(
+    private readonly store: AsyncStore,
+    record: SnapshotRecord,
+    private readonly texts: TextIndex,
+    private readonly resolver: TextResolver,
+  ) {
+    record.pages.forEach((p, i) => {
+      if (p !== null) this.#index.set(p, i);
+    });
+  }
+
+  getBlob(address: string): Buffer | undefined {
+    const b = this.#bytes.get(address);
+    if (b !== undefined || this.#absent.has(address)) return b;
+    throw new NotLoaded(`page ${this.#index.get(address) ?? "?"} of this tree`, () => this.fetch([address], false));
+  }
+
+  /** The tree's loader: page `index`, stored at `address`, decoded from what was fetched. */
+  load(address: string, index: number): Page {
+    const records = this.#records.get(address);
+    const page =
+      records === undefined
+        ? loadPage(this, address, index, this.texts, this.resolver)
+        : decodeRecords(records, index, this.texts, this.resolver);
+    this.#records.delete(address);
+    this.#bytes.delete(address);
+    return page;
+  }
+
+  /**
+   * Fetches the pages at `addresses` not fetched yet, in one call; `withTexts`: then the texts
+   * they refer to (one call per level of text groups), each page parsed once for both.
+   */
+  *fetch(addresses: readonly string[], withTexts: boolean): Generator<unknown, void, unknown> {
+    const wanted = addresses.filter((a) => !this.#bytes.has(a) && !this.#records.has(a) && !this.#absent.has(a));
+    if (wanted.length > 0) {
+      const got = yield* value(this.store.getBlobs(wanted));
+      for (const a of wanted) {
+        const b = got.get(a);
+        if (b === undefined) this.#absent.add(a);
+        else this.#bytes.set(a, b);
+      }
+    }
+    if (!withTexts) return;
+    const refs: unknown[] = [];
+    for (const a of addresses) {
+      const bytes = this.#bytes.get(a);
+      let records = this.#records.get(a);
+      if (records === undefined && bytes !== undefined) {
+        try {
+          records = readRecords(bytes, a, this.#index.get(a) ?? -1);
+        } catch {
+          continue; // decoding the page reports it, when it is read
+        }
+        this.#records.set(a, records);
+        this.#bytes.delete(a);
+      }
+      if (records !== undefined)
+        for (const r of records) if (Array.isArray(r) && r.length === 9 && typeof r[RECORD_TEXT] !== "string") refs.push(r[RECORD_TEXT]);
+    }
+    if (refs.length > 0) yield* this.resolver.fetch(refs);
+  }
+}
+
+/**
+ * Loads every page and text of `tree` (a tree read over the asynchronous port reads only what was
+ * fetched, decision 0037): one call for the pages not loaded yet and one per level of text groups,
+ * then a round per page loaded earlier whose texts were not read. Over the synchronous port it
+ * reads them all from the store. Answers the same tree, now readable whole.
+ */
+export function* loadTreeSteps(tree: Tree): Generator<unknown, Tree, unknown> {
+  const bySource = new Map<AsyncPages, string[]>();
+  for (const [, slot] of tree.slotEntries()) {
+    if (!(slot instanceof LazyPage) || slot.loaded) continue;
+    const source = SOURCES.get(slot);
+    if (source === undefined) continue;
+    const list = bySource.get(source);
+    if (list === undefined) bySource.set(source, [slot.ref]);
+    else list.push(slot.ref);
+  }
+  for (const [source, addresses] of bySource) yield* source.fetch(addresses, true);
+  yield* settle(() => {
+    for (const [, slot] of tree.slotEntries()) {
+      const page = slot instanceof LazyPage ? slot.page : slot;
+      if (page !== undefined) for (const r of page) if (r !== undefined) void r.text;
+    }
   });
+  return tree;
 }
 
 /** Like {@link loadSnapshot}, with the lifecycle set the writer stored (undefined if it stored none). */

@@ -16,6 +16,7 @@
 import { eachInserted, LazyPage, type Op, PAGE_SIZE, type PatchEffect, type Tree } from "@strata/dom";
 import { type AsyncStore, drive, type EventId, isAsyncStore, type Store, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
+import { NotLoaded } from "./loading.ts";
 
 /** Texts shorter than this stay inline in pages. */
 export const TEXT_REF_MIN = 128;
@@ -312,25 +313,51 @@ export class TextResolver {
   /** Parsed `["r", …]` lists by blob hash. */
   readonly #groups = new Map<string, unknown>();
 
+  /** Over the asynchronous port: events and blobs fetched and not found (reading them is `bad-snapshot`). */
+  readonly #absentEvents = new Set<number>();
+  readonly #absentBlobs = new Set<string>();
+
   /**
-   * `store` answers the reads; over the asynchronous port (`AsyncStore`) nothing is read on demand:
-   * {@link fetch} fetches what a tree refers to before it is read (opening a session does), the
-   * caches are then kept whole, and a text the fetch did not find is missing (`bad-snapshot`).
+   * `store` answers the reads. Over the asynchronous port (`AsyncStore`) nothing can be read in
+   * the middle of a synchronous read: a text not fetched yet throws `NotLoaded` (loading.ts), whose
+   * steps fetch it — {@link fetch} of the page's references, the first time a text of a page is
+   * read — and the caches are kept whole.
    */
   constructor(private readonly store: Store | AsyncStore) {}
 
   /**
    * Fetches everything `values` refer to that is not cached yet: one query for events and one for
-   * blobs per level of groups (a group's list is read before what it refers to).
+   * blobs per level of groups (a group's list is read before what it refers to). Over the
+   * asynchronous port it throws `NotLoaded` with those steps when anything is missing.
    */
   prefetch(values: readonly unknown[]): void {
-    if (isAsyncStore(this.store)) return; // fetched before the tree was handed out
-    drive(this.fetch(values));
+    if (!isAsyncStore(this.store)) drive(this.fetch(values));
+    else if (this.#uncached(values)) throw new NotLoaded("a text of this tree", () => this.fetch(values));
+  }
+
+  /** Whether `values` refer to an event or blob that is neither cached nor known to be absent. */
+  #uncached(values: readonly unknown[]): boolean {
+    const stack: unknown[] = [...values];
+    for (let visited = 0; stack.length > 0 && visited < MAX_PARTS; visited++) {
+      const v = stack.pop();
+      if (!Array.isArray(v)) continue;
+      if (v[0] === "e" && typeof v[1] === "number") {
+        if (!this.#ops.has(v[1]) && !this.#absentEvents.has(v[1])) return true;
+      } else if (v[0] === "b" && typeof v[1] === "string") {
+        if (!this.#blobs.has(v[1]) && !this.#absentBlobs.has(v[1])) return true;
+      } else if (v[0] === "r" && typeof v[1] === "string") {
+        const known = this.#groups.get(v[1]);
+        if (known !== undefined) stack.push(known);
+        else if (!this.#absentBlobs.has(v[1])) return true;
+      } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
+    }
+    return false;
   }
 
   /** {@link prefetch} as steps (steps.ts): over the asynchronous port, each read is awaited. */
   *fetch(values: readonly unknown[]): Generator<unknown, void, unknown> {
-    if (!isAsyncStore(this.store)) {
+    const async = isAsyncStore(this.store);
+    if (!async) {
       if (this.#ops.size > 4096) this.#ops.clear();
       if (this.#blobs.size > 1024) this.#blobs.clear();
       if (this.#groups.size > 4096) this.#groups.clear();
@@ -345,15 +372,17 @@ export class TextResolver {
       for (let visited = 0; stack.length > 0 && visited < MAX_PARTS; visited++) {
         const v = stack.pop();
         if (!Array.isArray(v)) continue;
-        if (v[0] === "e" && typeof v[1] === "number" && !this.#ops.has(v[1])) events.add(v[1]);
-        else if (v[0] === "b" && typeof v[1] === "string" && !this.#blobs.has(v[1])) blobs.add(v[1]);
-        else if (v[0] === "r" && typeof v[1] === "string") {
+        if (v[0] === "e" && typeof v[1] === "number") {
+          if (!this.#ops.has(v[1]) && !this.#absentEvents.has(v[1])) events.add(v[1]);
+        } else if (v[0] === "b" && typeof v[1] === "string") {
+          if (!this.#blobs.has(v[1]) && !this.#absentBlobs.has(v[1])) blobs.add(v[1]);
+        } else if (v[0] === "r" && typeof v[1] === "string") {
           const known = this.#groups.get(v[1]);
-          if (known === undefined) groups.add(v[1]);
-          else stack.push(known);
+          if (known !== undefined) stack.push(known);
+          else if (!this.#absentBlobs.has(v[1])) groups.add(v[1]);
         } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
       }
-      if (events.size > 0)
+      if (events.size > 0) {
         // Payloads only (ST-28): one call, read by the store in id runs, not full rows per id.
         for (const [id, data] of yield* value(this.store.eventData([...events] as EventId[]))) {
           let ops: unknown;
@@ -364,9 +393,11 @@ export class TextResolver {
           }
           this.#ops.set(id, Array.isArray(ops) ? ops : []);
         }
+        if (async) for (const id of events) if (!this.#ops.has(id)) this.#absentEvents.add(id);
+      }
       const wanted = [...blobs, ...groups];
       const next: unknown[] = [];
-      if (wanted.length > 0)
+      if (wanted.length > 0) {
         for (const [h, data] of yield* value(this.store.getBlobs(wanted))) {
           if (groups.has(h)) {
             const list = parseGroup(data.toString("utf8"), h);
@@ -375,13 +406,20 @@ export class TextResolver {
           }
           if (blobs.has(h)) this.#blobs.set(h, data.toString("utf8"));
         }
+        if (async) for (const h of wanted) if (!this.#blobs.has(h) && !this.#groups.has(h)) this.#absentBlobs.add(h);
+      }
       pending = next;
     }
   }
 
-  /** One blob read on demand; over the asynchronous port, what {@link fetch} did not find is missing. */
-  #read(hash: string): Buffer | undefined {
-    return isAsyncStore(this.store) ? undefined : this.store.getBlob(hash);
+  /**
+   * One blob (`kind` "b") or group list ("r") read on demand; over the asynchronous port one not
+   * fetched yet throws `NotLoaded`, and one fetched and not found is missing.
+   */
+  #read(hash: string, kind: "b" | "r"): Buffer | undefined {
+    if (!isAsyncStore(this.store)) return this.store.getBlob(hash);
+    if (this.#absentBlobs.has(hash)) return undefined;
+    throw new NotLoaded("a text of this tree", () => this.fetch([kind === "b" ? ["b", hash] : ["r", hash, 1]]));
   }
 
   /** The text `value` stands for (a string is itself). Throws `bad-snapshot` for a dangling or malformed reference. */
@@ -426,7 +464,7 @@ export class TextResolver {
   #group(hash: string): unknown {
     let list = this.#groups.get(hash);
     if (list === undefined) {
-      const b = this.#read(hash);
+      const b = this.#read(hash, "r");
       if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing text group ${hash}`);
       list = parseGroup(b.toString("utf8"), hash);
       this.#groups.set(hash, list);
@@ -437,7 +475,7 @@ export class TextResolver {
   #blob(hash: string): string {
     let t = this.#blobs.get(hash);
     if (t === undefined) {
-      const b = this.#read(hash);
+      const b = this.#read(hash, "b");
       if (b === undefined) throw new EngineError("bad-snapshot", `a snapshot page refers to missing blob ${hash}`);
       t = b.toString("utf8");
       this.#blobs.set(hash, t);

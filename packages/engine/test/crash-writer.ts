@@ -1,35 +1,58 @@
 /**
- * Crash harness (kill -9 at random moments). One file, two roles:
+ * Crash harness (kill -9 at random moments), on both storage ports (decision 0036): SQLite (a
+ * file, the synchronous `Store`) and PostgreSQL (a schema of a server, the asynchronous port). One
+ * file, two roles, one code path for both ports:
  *
- * - Run as a program — `node --import tsx packages/engine/test/crash-writer.ts --db PATH --trial N
- *   [--session ID] [--durability normal|full] [--seed S] [--snapshot-every K]` — it is the WRITER:
- *   it opens the store and the session's Journal (creating the session when no id is given) and
- *   commits patches forever: mostly single commits (ins, set, append of multi-KB text, text, mv, rm),
- *   sometimes group commits of 2–6 patches, and every ~50 commits a fork of a side branch, a few
- *   commits there and sometimes a rewind (`moveHead`). After each call returns it writes one JSON
- *   line to stdout and waits until the line has been handed to the pipe before the next call, so
- *   at any moment at most one commit can be durable without its line having been printed.
+ * - Run as a program — `node --import tsx packages/engine/test/crash-writer.ts --db PATH|URL
+ *   [--schema NAME] --trial N [--session ID] [--durability normal|full] [--seed S] [--snapshot-every K]`
+ *   — it is the WRITER: it opens the store (a SQLite file at PATH, or schema NAME of the PostgreSQL
+ *   server at URL `postgres://…`) and the session's Journal (creating the session when no id is
+ *   given) and commits patches forever: mostly single commits (ins, set, append of multi-KB text,
+ *   text, mv, rm), sometimes group commits of 2–6 patches, and every ~50 commits a fork of a side
+ *   branch, a few commits there and sometimes a rewind (`moveHead`). It writes through the
+ *   Journal's steps (`drive`) and awaits every store call, so the same lines run on either port (a
+ *   value awaited is itself). After each call returns it writes one JSON line to stdout and waits
+ *   until the line has been handed to the pipe before the next call, so at any moment at most one
+ *   commit can be durable without its line having been printed — durable meaning synced as
+ *   `--durability` says on SQLite, committed on the server on PostgreSQL.
  *   Every patch event is labelled `t<trial>g<group>/<index>/<size>`; a commit line carries the ids
  *   and a digest of each payload as stored (read back after the commit returned).
  *
  * - Imported (crash.test.ts, scripts/crash-long.ts), {@link runCrashTrials} is the PARENT: it spawns
- *   the writer on one database file, SIGKILLs it at a random moment, and after each kill opens the
- *   database and checks: `verifyStore` is clean; every printed id is present with its label; every
- *   group is complete (all its events, consecutive on their chain) or absent; no payload is partial
- *   (printed ones match the digests the writer read back; every one decodes and replays, which
- *   verify checks); each branch head is the last printed commit or the end of the one commit that
- *   was in flight; `Journal.open` gives the same tree as a replay from genesis (L1).
+ *   the writer on one database (a file; on PostgreSQL a schema — a fresh schema plays the part of a
+ *   fresh file), SIGKILLs it at a random moment, and after each kill opens the database and checks,
+ *   the same on either port: verify is clean (SQLite: `verifyStore`; PostgreSQL: the store's
+ *   `verify` — chains, digests, links, heads, snapshots' blobs — plus what `verifyStore` adds: every
+ *   payload decodes, and every snapshot is the replay of its chain); every printed id is present
+ *   with its label; every group is complete (all its events, consecutive on their chain) or absent;
+ *   no payload is partial (printed ones match the digests the writer read back); each branch head
+ *   is the last printed commit or the end of the one commit that was in flight; `Journal.open`
+ *   gives the same tree as a replay from genesis (L1).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyPatch, type Element, type NodeId, type NodeSpec, nodeId, type Op, type Tree, toSnapshot } from "@strata/dom";
-import { materialize, verifyStore } from "@strata/engine";
+import { decodeEvent, loadTree, materialize, materializeVersion, type Port, verifyStore } from "@strata/engine";
 import { type CommitInput, Journal } from "@strata/engine/internal";
-import { type EventId, type EventMeta, eventId, openStore, type SessionId, SqliteStore, type Store, sessionId } from "@strata/store";
+import {
+  drive,
+  type EventId,
+  type EventMeta,
+  eventId,
+  isAsyncStore,
+  openStore,
+  type SessionId,
+  SqliteStore,
+  sessionId,
+  type VerifyFinding,
+  type VerifyReport,
+} from "@strata/store";
+import type { PgStore } from "@strata/store-postgres";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 /** The repository root (cwd of the writer, where `tsx` resolves). */
@@ -174,25 +197,37 @@ function arg(args: readonly string[], name: string): string | undefined {
   return i < 0 ? undefined : args[i + 1];
 }
 
-async function writerMain(args: readonly string[]): Promise<void> {
+/** A PostgreSQL server's URL (anything else given as `--db` is a SQLite file). */
+const POSTGRES = /^postgres(ql)?:\/\//i;
+
+/** Opens the writer's store: a SQLite file, or a schema on a PostgreSQL server (loaded only then). */
+async function openPort(args: readonly string[]): Promise<Port> {
   const db = arg(args, "--db");
-  if (db === undefined) throw new Error("crash-writer: --db PATH is required");
+  if (db === undefined) throw new Error("crash-writer: --db PATH|URL is required");
+  if (!POSTGRES.test(db)) return openStore(db, { durability: arg(args, "--durability") === "full" ? "full" : "normal" });
+  const schema = arg(args, "--schema");
+  if (schema === undefined) throw new Error("crash-writer: --schema NAME is required with a PostgreSQL URL");
+  const { openPgStore } = await import("@strata/store-postgres");
+  return openPgStore(db, { schema, max: 2 });
+}
+
+async function writerMain(args: readonly string[]): Promise<void> {
   const trial = Number(arg(args, "--trial") ?? "0");
-  const durability = arg(args, "--durability") === "full" ? "full" : "normal";
   const r = rng(Number(arg(args, "--seed") ?? "1"));
   const options = { snapshotEvery: Number(arg(args, "--snapshot-every") ?? "16") };
-  const store = openStore(db, { durability });
+  // Every store call below is awaited: a value over SQLite (awaited, itself), a promise over PostgreSQL.
+  const store = await openPort(args);
   const given = arg(args, "--session");
   let journal: Journal;
   let session: SessionId;
   if (given === undefined) {
-    const created = Journal.create(store, { title: "crash" }, options);
+    const created = await drive(Journal.createSteps(store, { title: "crash" }, options));
     journal = created.journal;
     session = created.session.id;
     await emit({ t: "session", id: session });
   } else {
     session = sessionId(given);
-    journal = Journal.open(store, session, "main", options);
+    journal = await drive(Journal.openSteps(store, session, "main", options));
   }
   await emit({ t: "ready", head: journal.head.id });
 
@@ -200,17 +235,18 @@ async function writerMain(args: readonly string[]): Promise<void> {
   let forks = 0;
   const commit = async (j: Journal, size: number): Promise<void> => {
     const g = `t${trial}g${++group}`;
-    let tree = j.tree;
+    // The patches are made from the tree's texts: over the asynchronous port it is loaded first (decision 0037).
+    let tree = isAsyncStore(store) ? await loadTree(j.tree) : j.tree;
     const inputs: CommitInput[] = [];
     for (let i = 0; i < size; i++) {
       const p = makePatch(tree, r, group);
       tree = p.tree;
       inputs.push({ ops: p.ops, label: `${g}/${i}/${size}`, by: "crash-writer" });
     }
-    const metas = size === 1 ? [j.commit(inputs[0] as CommitInput)] : j.commitMany(inputs);
+    const { metas } = await drive(j.commitWithOpsSteps(inputs));
     // The journal may rewrite ops (id floors), so the digest is of the payload as stored.
     const ids = metas.map((m) => m.id);
-    const sums = store.events(ids).map((e) => digest(e.data));
+    const sums = (await store.events(ids)).map((e) => digest(e.data));
     await emit({ t: "commit", branch: j.branch, group: g, ids, sums });
   };
   const size = (): number => (r() < 0.2 ? int(r, 2, 6) : 1);
@@ -222,16 +258,16 @@ async function writerMain(args: readonly string[]): Promise<void> {
     }
     // A side line of history: fork (at the head or an earlier event), commit there, maybe rewind.
     const head = journal.head;
-    const at = r() < 0.5 ? head : (store.atDepth(head.id, int(r, 1, head.depth)) as EventMeta);
+    const at = r() < 0.5 ? head : ((await store.atDepth(head.id, int(r, 1, head.depth))) as EventMeta);
     const name = `side/t${trial}/${++forks}`;
-    store.fork(session, at.id, name);
+    await store.fork(session, at.id, name);
     await emit({ t: "fork", branch: name, at: at.id });
-    const side = Journal.open(store, session, name, options);
+    const side = await drive(Journal.openSteps(store, session, name, options));
     for (let k = int(r, 1, 3); k > 0; k--) await commit(side, size());
     if (r() < 0.5) {
       const old = side.head;
-      const to = store.atDepth(old.id, Math.max(1, old.depth - int(r, 1, 4))) as EventMeta;
-      const moved = store.moveHead(session, name, to.id, { expected: old.id });
+      const to = (await store.atDepth(old.id, Math.max(1, old.depth - int(r, 1, 4)))) as EventMeta;
+      const moved = await store.moveHead(session, name, to.id, { expected: old.id });
       await emit({ t: "move", branch: name, to: to.id, old: old.id, kept: moved.kept?.name ?? null });
     }
   }
@@ -246,12 +282,17 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === WRITER) {
 
 // ── the parent ──────────────────────────────────────────────────────────────────────────────────
 
+/** The port the trials run on: SQLite files (default), or schemas of the PostgreSQL server at `postgres`. */
+export type CrashPort = "sqlite" | { readonly postgres: string };
+
 export interface CrashOptions {
   /** Number of kill trials. */
   readonly trials: number;
+  /** The storage port (default "sqlite"). */
+  readonly port?: CrashPort;
   /** Seed of the harness PRNG (kill delays, durability, writer seeds); default: time-based. */
   readonly seed?: number;
-  /** Start a new database file every N trials (0: one file for the whole run). */
+  /** Start a new database (file or schema) every N trials (0: one for the whole run). */
   readonly freshEvery?: number;
   /** Snapshot interval of the writer's journals (small, so snapshots are often cut mid-write). */
   readonly snapshotEvery?: number;
@@ -259,19 +300,23 @@ export interface CrashOptions {
   readonly killAfter?: readonly [number, number];
   /** Fraction of trials killed at a random moment after spawn instead (may land while opening). */
   readonly earlyFraction?: number;
-  /** Fraction of trials run with `durability: "full"`. */
+  /** Fraction of SQLite trials run with `durability: "full"`. */
   readonly fullFraction?: number;
-  /** Keep the temporary directory (it is kept anyway when a trial fails). */
+  /** Keep the temporary directory, or the schemas (they are kept anyway when a trial fails). */
   readonly keep?: boolean;
   /** Progress callback, after each trial. */
   readonly onTrial?: (t: TrialResult, done: number) => void;
 }
 
+/** What "durable" means in a trial: SQLite's `durability` setting, or committed on the PostgreSQL server. */
+export type Durability = "normal" | "full" | "server";
+
 export interface TrialResult {
   readonly trial: number;
+  /** The database: a file's path, or a PostgreSQL URL with `?schema=`. */
   readonly db: string;
   readonly seed: number;
-  readonly durability: "normal" | "full";
+  readonly durability: Durability;
   readonly early: boolean;
   readonly killAfterMs: number;
   /** True when the process died of our SIGKILL. */
@@ -294,7 +339,9 @@ export interface TrialResult {
 }
 
 export interface CrashSummary {
+  readonly port: "sqlite" | "postgres";
   readonly seed: number;
+  /** Where the databases were: the temporary directory, or the PostgreSQL server's URL. */
   readonly dir: string;
   readonly trials: number;
   readonly kills: number;
@@ -316,13 +363,192 @@ export interface CrashSummary {
 }
 
 interface DbState {
-  path: string;
+  /** The database's place on its port: a file's path, or a schema's name. */
+  where: string;
   session: SessionId | undefined;
   /** Head of main after the last check (the last commit known durable). */
   mainHead: EventId | undefined;
   events: number;
-  /** Every printed event id and the label prefix it must carry, across the file's history. */
+  /** Every printed event id and the label prefix it must carry, across the database's history. */
   printed: Map<number, string>;
+  /** Events whose payload an earlier check decoded (PostgreSQL). */
+  decoded: Set<number>;
+  /** Snapshots an earlier check compared with the replay of their chain (PostgreSQL). */
+  replayed: Set<number>;
+}
+
+/** An event row as the log table holds it. */
+interface EventRow {
+  readonly id: number;
+  readonly prior: number | null;
+  readonly label: string | null;
+}
+
+/** A database opened by the parent after a kill. */
+interface Opened {
+  readonly store: Port;
+  /** The store's verify with the engine's checks (`verifyStore` on SQLite, the same checks on PostgreSQL). */
+  verify(s: DbState): Promise<VerifyReport>;
+  /** Every event in the database, whether a branch reaches it or not, by id. */
+  rows(): Promise<EventRow[]>;
+  close(): Promise<void>;
+}
+
+/** Where a port keeps the trials' databases. */
+interface Place {
+  readonly port: "sqlite" | "postgres";
+  /** Where the databases are (the summary's `dir`). */
+  readonly dir: string;
+  /** A new database's place (`n` counts them from 1). */
+  fresh(n: number): string;
+  /** The database as a failure names it. */
+  shown(where: string, failed: boolean): string;
+  /** The writer's arguments naming the database. */
+  writerArgs(where: string, durability: Durability): string[];
+  open(where: string): Promise<Opened>;
+  /** Done with a database: removed (unless kept), or kept for a look when a trial failed there. Answers its size in bytes. */
+  retire(where: string, failed: boolean): Promise<number>;
+  /** Done with every database; `failed`: some trial failed. */
+  close(failed: boolean): Promise<void>;
+}
+
+function sqlitePlace(keep: boolean): Place {
+  const dir = mkdtempSync(join(tmpdir(), "strata-crash-"));
+  return {
+    port: "sqlite",
+    dir,
+    fresh: (n) => join(dir, `crash-${n}.db`),
+    shown: (path, failed) => (failed ? path.replace(/\.db$/, ".failed.db") : path),
+    writerArgs: (path, durability) => ["--db", path, "--durability", durability],
+    async open(path) {
+      const store = openStore(path);
+      if (!(store instanceof SqliteStore)) throw new Error("openStore did not return a SqliteStore");
+      return {
+        store,
+        // SQLite integrity, chains, heads, blobs, payloads, snapshots = replay of their chains.
+        verify: async () => verifyStore(store),
+        rows: async () => store.database.prepare("SELECT id, prior, label FROM events ORDER BY id").all() as EventRow[],
+        close: async () => store.close(),
+      };
+    },
+    async retire(path, failed) {
+      let bytes = 0;
+      try {
+        bytes = statSync(path).size;
+      } catch {}
+      if (failed) {
+        for (const ext of ["", "-wal", "-shm"]) {
+          try {
+            renameSync(path + ext, path.replace(/\.db$/, ".failed.db") + ext);
+          } catch {}
+        }
+      } else if (!keep) for (const ext of ["", "-wal", "-shm"]) rmSync(path + ext, { force: true });
+      return bytes;
+    },
+    async close(failed) {
+      if (!failed && !keep) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The little of `pg` the parent uses to read tables directly (the driver is @strata/store-postgres's dependency). */
+interface RawClient {
+  connect(): Promise<void>;
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  end(): Promise<void>;
+}
+
+function postgresPlace(url: string, keep: boolean): Place {
+  const require = createRequire(join(ROOT, "packages/store-postgres/package.json"));
+  const pg = require("pg") as { Client: new (o: { connectionString: string }) => RawClient };
+  let raw: Promise<RawClient> | undefined;
+  const sql = (text: string, values?: unknown[]) => {
+    raw ??= (async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      return c;
+    })();
+    return raw.then((c) => c.query(text, values)).then((r) => r.rows);
+  };
+  const q = (schema: string) => `"${schema}"`;
+  const tag = `crash_${process.pid}_${Date.now().toString(36)}`;
+  return {
+    port: "postgres",
+    dir: url,
+    fresh: (n) => `${tag}_${n}`,
+    shown: (schema) => {
+      const u = new URL(url);
+      u.searchParams.set("schema", schema);
+      return u.href;
+    },
+    writerArgs: (schema) => ["--db", url, "--schema", schema],
+    async open(schema) {
+      const { openPgStore } = await import("@strata/store-postgres");
+      const store: PgStore = await openPgStore(url, { schema, max: 2 });
+      const rows = async (): Promise<EventRow[]> =>
+        (await sql(`SELECT id, prior, label FROM ${q(schema)}.events ORDER BY id`)).map((r) => ({
+          id: Number(r.id),
+          prior: r.prior === null ? null : Number(r.prior),
+          label: r.label as string | null,
+        }));
+      return { store, verify: async (s) => verifyPg(store, s, await rows()), rows, close: () => store.close() };
+    },
+    async retire(schema, failed) {
+      let bytes = 0;
+      try {
+        const [r] = await sql(
+          "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8 AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+          [schema],
+        );
+        bytes = Number(r?.n ?? 0);
+        if (!failed && !keep) await sql(`DROP SCHEMA IF EXISTS ${q(schema)} CASCADE`);
+      } catch {}
+      return bytes;
+    },
+    async close() {
+      if (raw !== undefined) await (await raw).end();
+    },
+  };
+}
+
+/**
+ * Verify on PostgreSQL: the store's own checks (chains, digests, links, heads, snapshots' places,
+ * pages and blobs), then what `verifyStore` adds on SQLite, for what earlier checks of this schema
+ * have not seen: every payload in the table decodes, and every snapshot gives the tree and
+ * lifecycle set of the replay of its chain from genesis.
+ */
+async function verifyPg(store: PgStore, s: DbState, rows: readonly EventRow[]): Promise<VerifyReport> {
+  const report = await store.verify();
+  const findings: VerifyFinding[] = [...report.findings];
+  const bad = (code: VerifyFinding["code"], event: EventId, message: string) => findings.push({ code, session: s.session, event, message });
+  const unseen = rows.filter((r) => !s.decoded.has(r.id)).map((r) => eventId(r.id));
+  for (let i = 0; i < unseen.length; i += 500)
+    for (const e of await store.events(unseen.slice(i, i + 500))) {
+      try {
+        decodeEvent(e);
+        s.decoded.add(e.id);
+      } catch (err) {
+        bad("bad-event", e.id, `event ${e.id} does not decode: ${(err as Error).message}`);
+      }
+    }
+  for (const session of await store.listSessions())
+    for (const snap of await store.snapshots(session.id)) {
+      if (s.replayed.has(snap.id)) continue;
+      try {
+        const loaded = await materializeVersion(store, snap.id);
+        const replay = await materializeVersion(store, snap.id, { fromGenesis: true });
+        const live = (v: { live: ReadonlySet<number> }) => [...v.live].sort((a, b) => a - b).join();
+        if (loaded.snapshotDepth !== snap.depth) bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} was not used to open it`);
+        else if (toSnapshot(await loadTree(loaded.tree)) !== toSnapshot(await loadTree(replay.tree)))
+          bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} differs from the replay of its chain`);
+        else if (live(loaded) !== live(replay))
+          bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} has another lifecycle set than the replay of its chain`);
+        else s.replayed.add(snap.id);
+      } catch (err) {
+        bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} cannot be checked against its replay: ${(err as Error).message}`);
+      }
+    }
+  return { ...report, ok: report.ok && findings.length === 0, findings };
 }
 
 interface Spawned {
@@ -386,7 +612,8 @@ function runWriter(args: string[], early: boolean, delayMs: number): Promise<Spa
 export async function runCrashTrials(options: CrashOptions): Promise<CrashSummary> {
   const seed = options.seed ?? Date.now() % 2 ** 31;
   const r = rng(seed);
-  const dir = mkdtempSync(join(tmpdir(), "strata-crash-"));
+  const given = options.port ?? "sqlite";
+  const place = given === "sqlite" ? sqlitePlace(options.keep === true) : postgresPlace(given.postgres, options.keep === true);
   const started = Date.now();
   const [minDelay, maxDelay] = options.killAfter ?? [20, 400];
   const failures: { trial: number; db: string; seed: number; problems: readonly string[] }[] = [];
@@ -404,69 +631,65 @@ export async function runCrashTrials(options: CrashOptions): Promise<CrashSummar
   let largestBytes = 0;
   let maxVerifyMs = 0;
   let state: DbState | undefined;
-  const fresh = (): DbState => {
-    databases++;
-    return {
-      path: join(dir, `crash-${databases}.db`),
-      session: undefined,
-      mainHead: undefined,
-      events: 0,
-      printed: new Map(),
-    };
-  };
-  const retire = (s: DbState, failed: boolean) => {
-    try {
-      largestBytes = Math.max(largestBytes, statSync(s.path).size);
-    } catch {}
-    if (failed) {
-      for (const ext of ["", "-wal", "-shm"]) {
-        try {
-          renameSync(s.path + ext, s.path.replace(/\.db$/, ".failed.db") + ext);
-        } catch {}
-      }
-    } else if (!options.keep) for (const ext of ["", "-wal", "-shm"]) rmSync(s.path + ext, { force: true });
+  const fresh = (): DbState => ({
+    where: place.fresh(++databases),
+    session: undefined,
+    mainHead: undefined,
+    events: 0,
+    printed: new Map(),
+    decoded: new Set(),
+    replayed: new Set(),
+  });
+  const retire = async (s: DbState, failed: boolean) => {
+    largestBytes = Math.max(largestBytes, await place.retire(s.where, failed));
   };
 
-  for (let trial = 1; trial <= options.trials; trial++) {
-    if (state === undefined || (options.freshEvery !== undefined && options.freshEvery > 0 && (trial - 1) % options.freshEvery === 0)) {
-      if (state !== undefined) retire(state, false);
-      state = fresh();
+  try {
+    for (let trial = 1; trial <= options.trials; trial++) {
+      if (state === undefined || (options.freshEvery !== undefined && options.freshEvery > 0 && (trial - 1) % options.freshEvery === 0)) {
+        if (state !== undefined) await retire(state, false);
+        state = fresh();
+      }
+      const s = state;
+      const trialSeed = Math.floor(r() * 2 ** 31);
+      // (Drawn on PostgreSQL too, so a seed gives the same kill delays and writer seeds on both.)
+      const sqliteDurability = r() < (options.fullFraction ?? 0.3) ? "full" : "normal";
+      const durability: Durability = place.port === "sqlite" ? sqliteDurability : "server";
+      // Some kills land at a random moment after spawn: while node starts, while the store opens (or,
+      // on a new database, is created and migrated, or the session is created), or while committing.
+      const early = r() < (options.earlyFraction ?? 0.15);
+      const killAfterMs = early ? int(r, 100, 1200) : int(r, minDelay, maxDelay);
+      const args = [...place.writerArgs(s.where, durability), "--trial", String(trial), "--seed", String(trialSeed)];
+      args.push("--snapshot-every", String(options.snapshotEvery ?? 16));
+      if (s.session !== undefined) args.push("--session", s.session);
+      const run = await runWriter(args, early, killAfterMs);
+      const result = await checkTrial(place, s, run, { trial, seed: trialSeed, durability, early, killAfterMs });
+      if (result.killed) kills++;
+      if (early && result.killed) earlyKills++;
+      if (!result.readyBeforeKill) killsBeforeReady++;
+      if (durability === "full") full++;
+      commitsPrinted += result.commitsPrinted;
+      eventsPrinted += result.eventsPrinted;
+      eventsCommitted += result.eventsCommitted;
+      maxLost = Math.max(maxLost, result.eventsLost);
+      if (result.eventsInFlight > 0) inFlightDurable++;
+      largestEvents = Math.max(largestEvents, result.eventsTotal);
+      maxVerifyMs = Math.max(maxVerifyMs, result.verifyMs);
+      options.onTrial?.(result, trial);
+      if (result.problems.length > 0) {
+        failures.push({ trial, db: place.shown(s.where, true), seed: trialSeed, problems: result.problems });
+        await retire(s, true);
+        state = undefined; // go on with a fresh database
+      }
     }
-    const s = state;
-    const trialSeed = Math.floor(r() * 2 ** 31);
-    const durability = r() < (options.fullFraction ?? 0.3) ? "full" : "normal";
-    // Some kills land at a random moment after spawn: while node starts, while the store opens (or,
-    // on a new file, is created and migrated, or the session is created), or while committing.
-    const early = r() < (options.earlyFraction ?? 0.15);
-    const killAfterMs = early ? int(r, 100, 1200) : int(r, minDelay, maxDelay);
-    const args = ["--db", s.path, "--trial", String(trial), "--durability", durability, "--seed", String(trialSeed)];
-    args.push("--snapshot-every", String(options.snapshotEvery ?? 16));
-    if (s.session !== undefined) args.push("--session", s.session);
-    const run = await runWriter(args, early, killAfterMs);
-    const result = checkTrial(s, run, { trial, seed: trialSeed, durability, early, killAfterMs });
-    if (result.killed) kills++;
-    if (early && result.killed) earlyKills++;
-    if (!result.readyBeforeKill) killsBeforeReady++;
-    if (durability === "full") full++;
-    commitsPrinted += result.commitsPrinted;
-    eventsPrinted += result.eventsPrinted;
-    eventsCommitted += result.eventsCommitted;
-    maxLost = Math.max(maxLost, result.eventsLost);
-    if (result.eventsInFlight > 0) inFlightDurable++;
-    largestEvents = Math.max(largestEvents, result.eventsTotal);
-    maxVerifyMs = Math.max(maxVerifyMs, result.verifyMs);
-    options.onTrial?.(result, trial);
-    if (result.problems.length > 0) {
-      failures.push({ trial, db: s.path.replace(/\.db$/, ".failed.db"), seed: trialSeed, problems: result.problems });
-      retire(s, true);
-      state = undefined; // go on with a fresh file
-    }
+    if (state !== undefined) await retire(state, false);
+  } finally {
+    await place.close(failures.length > 0);
   }
-  if (state !== undefined) retire(state, false);
-  if (failures.length === 0 && !options.keep) rmSync(dir, { recursive: true, force: true });
   return {
+    port: place.port,
     seed,
-    dir,
+    dir: place.dir,
     trials: options.trials,
     kills,
     earlyKills,
@@ -489,13 +712,13 @@ export async function runCrashTrials(options: CrashOptions): Promise<CrashSummar
 interface TrialInfo {
   readonly trial: number;
   readonly seed: number;
-  readonly durability: "normal" | "full";
+  readonly durability: Durability;
   readonly early: boolean;
   readonly killAfterMs: number;
 }
 
-/** Opens the database after a kill and checks everything the issue asks for. */
-function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
+/** Opens the database after a kill and checks everything the issue asks for, the same on either port. */
+async function checkTrial(place: Place, s: DbState, run: Spawned, info: TrialInfo): Promise<TrialResult> {
   const started = performance.now();
   const problems: string[] = [];
   const fail = (m: string) => {
@@ -507,16 +730,16 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
   for (const c of commits) eventsPrinted += c.ids.length;
   const base = {
     ...info,
-    db: s.path,
+    db: place.shown(s.where, false),
     killed: run.killed,
     readyBeforeKill: run.readyBeforeKill,
     commitsPrinted: commits.length,
     eventsPrinted,
   };
 
-  let store: Store;
+  let opened: Opened;
   try {
-    store = openStore(s.path);
+    opened = await place.open(s.where);
   } catch (e) {
     fail(`the database does not open after the kill: ${(e as Error).message}`);
     return {
@@ -536,11 +759,11 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
   let eventsInFlight = 0;
   let snapshotsTotal = 0;
   let verifyMs = 0;
+  const store = opened.store;
   try {
-    if (!(store instanceof SqliteStore)) throw new Error("openStore did not return a SqliteStore");
-    // 1. verify: SQLite integrity, chains, heads, blobs, payloads, snapshots = replay of their chains.
+    // 1. verify: integrity, chains, heads, blobs, payloads, snapshots = replay of their chains.
     const t0 = performance.now();
-    const report = verifyStore(store);
+    const report = await opened.verify(s);
     verifyMs = performance.now() - t0;
     snapshotsTotal = report.snapshots;
     if (!report.ok || report.findings.length > 0)
@@ -549,10 +772,10 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
     // The session: given, printed, or created by a writer killed before it printed it.
     const printedSession = run.lines.find((l) => l.t === "session");
     if (s.session === undefined && printedSession !== undefined) s.session = sessionId(printedSession.id);
-    const sessions = store.listSessions();
+    const sessions = await store.listSessions();
     if (s.session === undefined && sessions.length === 1) s.session = (sessions[0] as { id: SessionId }).id;
     if (sessions.length > 1) fail(`the file has ${sessions.length} sessions, expected one`);
-    if (s.session !== undefined && store.getSession(s.session) === undefined) fail(`session ${s.session} is missing`);
+    if (s.session !== undefined && (await store.getSession(s.session)) === undefined) fail(`session ${s.session} is missing`);
 
     // 2. every id ever printed on this file is present with its label; this trial's payloads are
     // byte for byte what the writer read back after its commit returned (no event is partial).
@@ -563,23 +786,19 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
         sums.set(id, c.sums[i] as string);
       });
     for (const [id, label] of s.printed) {
-      const meta = store.eventMeta(eventId(id));
+      const meta = await store.eventMeta(eventId(id));
       if (meta === undefined) {
         eventsLost++;
         fail(`printed event ${id} (${label}) is missing`);
       } else if (meta.label !== label) fail(`event ${id} has label ${meta.label}, printed as ${label}`);
     }
-    const read = store.events([...sums.keys()].map(eventId));
+    const read = await store.events([...sums.keys()].map(eventId));
     for (const e of read)
       if (digest(e.data) !== sums.get(e.id)) fail(`event ${e.id}: payload ${digest(e.data)}, printed ${sums.get(e.id)}`);
 
     // 3. no partial group: every group is complete, its events consecutive on their chain (an
     // unprinted event's payload is judged by verify: it decodes, and replays into the snapshots).
-    const rows = store.database.prepare("SELECT id, prior, label FROM events ORDER BY id").all() as {
-      id: number;
-      prior: number | null;
-      label: string | null;
-    }[];
+    const rows = await opened.rows();
     const groups = new Map<string, { i: number; n: number; id: number; prior: number | null }[]>();
     for (const row of rows) {
       if (row.prior === null) {
@@ -610,23 +829,23 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
     if (s.session !== undefined) {
       const session = s.session;
       // 4. heads: each branch is at its last printed commit, or at the end of the one commit in flight.
-      const checkHead = (branch: string, last: EventId | undefined): number => {
-        const b = store.branch(session, branch);
+      const checkHead = async (branch: string, last: EventId | undefined): Promise<number> => {
+        const b = await store.branch(session, branch);
         if (b === undefined) {
           fail(`branch ${branch} is missing`);
           return 0;
         }
         if (last === undefined) return 0;
-        if (!store.isAncestor(last, b.head)) {
+        if (!(await store.isAncestor(last, b.head))) {
           // A rewind (moveHead) can land without its line, like a commit: then the head is an
           // earlier event of the same line and the old head is kept as a rewound branch.
-          const kept = store.branches(session).some((k) => k.origin === "rewind" && k.head === last && k.originEvent === b.head);
-          if (kept && store.isAncestor(b.head, last)) return 0;
+          const kept = (await store.branches(session)).some((k) => k.origin === "rewind" && k.head === last && k.originEvent === b.head);
+          if (kept && (await store.isAncestor(b.head, last))) return 0;
           fail(`branch ${branch} is at ${b.head}, which does not descend from the last printed commit ${last}`);
           return 0;
         }
-        const lastMeta = store.eventMeta(last) as EventMeta;
-        const extra = store.chainMeta(b.head, lastMeta.depth);
+        const lastMeta = (await store.eventMeta(last)) as EventMeta;
+        const extra = await store.chainMeta(b.head, lastMeta.depth);
         if (extra.length === 0) return 0;
         const gs = new Set(extra.map((e) => groupOf.get(e.id)));
         const g = extra[0] === undefined ? undefined : groupOf.get(extra[0].id);
@@ -659,24 +878,24 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
       }
       for (const [branch, last] of lastPrinted) {
         if (moved.has(branch)) continue;
-        const n = checkHead(branch, last);
+        const n = await checkHead(branch, last);
         if (branch === "main") eventsInFlight = n;
       }
       for (const [branch, m] of moved) {
-        if (store.branch(session, branch)?.head !== m.to)
-          fail(`branch ${branch} was moved to ${m.to} but is at ${store.branch(session, branch)?.head}`);
-        if (m.kept !== null && store.branch(session, m.kept)?.head !== m.old)
-          fail(`branch ${m.kept} should keep ${m.old} but is at ${store.branch(session, m.kept)?.head}`);
+        const at = (await store.branch(session, branch))?.head;
+        if (at !== m.to) fail(`branch ${branch} was moved to ${m.to} but is at ${at}`);
+        const keeps = m.kept === null ? undefined : (await store.branch(session, m.kept))?.head;
+        if (m.kept !== null && keeps !== m.old) fail(`branch ${m.kept} should keep ${m.old} but is at ${keeps}`);
       }
-      s.mainHead = store.branch(session, "main")?.head;
+      s.mainHead = (await store.branch(session, "main"))?.head;
 
       // 5. L1: opening a branch (snapshot + tail) gives the replay from genesis, byte for byte.
       for (const branch of new Set(["main", ...lastPrinted.keys()])) {
-        const b = store.branch(session, branch);
+        const b = await store.branch(session, branch);
         if (b === undefined) continue;
         try {
-          const live = Journal.open(store, session, branch).tree;
-          const replay = materialize(store, b.head, { fromGenesis: true });
+          const live = await loadTree((await drive(Journal.openSteps(store, session, branch))).tree);
+          const replay = await loadTree(await materialize(store, b.head, { fromGenesis: true }));
           if (toSnapshot(live) !== toSnapshot(replay)) fail(`Journal.open(${branch}) at ${b.head} differs from the replay from genesis`);
         } catch (e) {
           fail(`Journal.open(${branch}) at ${b.head} throws: ${(e as Error).message}`);
@@ -686,7 +905,7 @@ function checkTrial(s: DbState, run: Spawned, info: TrialInfo): TrialResult {
   } catch (e) {
     fail(`check crashed: ${(e as Error)?.stack ?? String(e)}`);
   } finally {
-    store.close();
+    await opened.close();
   }
   const checkMs = performance.now() - started;
   return { ...base, eventsCommitted, eventsLost, eventsInFlight, eventsTotal: s.events, snapshotsTotal, verifyMs, checkMs, problems };

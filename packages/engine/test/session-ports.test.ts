@@ -7,7 +7,7 @@
 import { type NodeId, nodeId, toSnapshot, toXml } from "@strata/dom";
 import { type EventId, isAsyncStore, LeaseLost, type Store } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { materialize, Session, verifyStore } from "../src/index.ts";
+import { loadTree, materialize, Session, verifyStore } from "../src/index.ts";
 import { type AnyPort, PORTS, type PortPlace } from "./ports.ts";
 
 const n = nodeId;
@@ -90,14 +90,18 @@ describe.each(PORTS)("Session on $name", (port) => {
     expect(texts(s)).toEqual(want);
     const other = await p.open();
     const { session: reopened } = await Session.open(other, s.id, { snapshotEvery: 4 });
-    expect(toSnapshot(reopened.tree)).toBe(toSnapshot(s.tree));
+    // Over the asynchronous port a resume fetches only the head's last pages (decision 0037): a
+    // text it did not fetch is refused, saying how to load it, until the tree is loaded.
+    if (port.async) expect(() => texts(reopened)).toThrow(/not loaded.*await session\.load\(\)/);
+    expect(toSnapshot(await reopened.load())).toBe(toSnapshot(s.tree));
     expect(texts(reopened)).toEqual(want);
     const mid = mids[14] as EventId;
-    const at = await reopened.at(mid);
-    expect(toSnapshot(at)).toBe(toSnapshot(await materialize(other, mid, { fromGenesis: true })));
+    const at = await loadTree(await reopened.at(mid));
+    expect(toSnapshot(at)).toBe(toSnapshot(await loadTree(await materialize(other, mid, { fromGenesis: true }))));
     // The reopened line writes on, and a third handle sees it.
     await turn(reopened, "more");
     const third = (await Session.open(await p.open(), s.id)).session;
+    await third.load();
     expect(texts(third)).toEqual([...want, "more"]);
     const report = isAsyncStore(other) ? await other.verify() : verifyStore(other as Store);
     expect(report.findings).toEqual([]);
@@ -210,6 +214,63 @@ describe.each(PORTS.filter((p) => p.async))("what the asynchronous port adds, on
     await expect(turn(a, "stale")).rejects.toBeInstanceOf(LeaseLost);
     expect(a.head.id).toBe(head);
     expect(texts((await Session.open(other, s0.id)).session)).toEqual(["by a"]);
+  });
+
+  it("decision 0037: a resume fetches only the head's last pages; commits, recipes and forks fetch what they reach; load() the rest in a few calls", async () => {
+    const p = port.place();
+    places.push(p);
+    const s = await Session.create(await p.open(), { snapshotEvery: 8 });
+    // 300 turns of long texts: 600 ids, 3 pages of 256.
+    const marks: EventId[] = [];
+    for (let g = 0; g < 6; g++) {
+      await s.commitMany(
+        Array.from({ length: 50 }, (_, i) => ({
+          change: (d: Parameters<Exclude<Parameters<typeof s.commit>[0], readonly unknown[]>>[0]) => {
+            const t = d.appendChild(n(3), { tag: "turn" });
+            d.appendChild(t, { tag: "user", text: long("turn", g * 50 + i) });
+          },
+        })),
+      );
+      marks.push(s.head.id);
+    }
+    await s.snapshot();
+    await turn(s, "tail");
+    const calls = { getBlobs: 0, eventData: 0 };
+    const counted = <T extends object>(store: T): T =>
+      new Proxy(store, {
+        get(target, key, receiver) {
+          const v = Reflect.get(target, key, receiver);
+          if (typeof v !== "function") return v;
+          return (...args: unknown[]) => {
+            if (key === "getBlobs" || key === "eventData") calls[key]++;
+            return v.apply(target, args);
+          };
+        },
+      });
+    const other = counted(await p.open());
+    const { session: r } = await Session.open(other, s.id, { snapshotEvery: 8 });
+    expect(calls).toEqual({ getBlobs: 1, eventData: 0 }); // the last two pages; no text
+    // A recipe under the first turn (page 0, not fetched), and an append to the first text.
+    const first = s.select("user")[0] as { id: NodeId };
+    const firstTurn = s.select("turn")[0] as { id: NodeId };
+    await r.commit((d) => void d.appendChild(firstTurn.id, { tag: "note", text: "under the first turn" }));
+    await r.commit([["append", first.id, " and more"]]);
+    const f = await r.fork(marks[1] as EventId, { name: "early" });
+    await turn(f, "on the fork");
+    const before = { ...calls };
+    const tree = await r.load();
+    expect(calls.getBlobs + calls.eventData - before.getBlobs - before.eventData).toBeLessThanOrEqual(6);
+    const u = texts(r);
+    expect(u.length).toBe(301);
+    expect(u[0]).toBe(`${long("turn", 0)} and more`);
+    expect(u[299]).toBe(long("turn", 299));
+    // The same as a handle that reads everything from the log.
+    const fresh = (await Session.open(await p.open(), s.id)).session;
+    expect(toSnapshot(await fresh.load())).toBe(toSnapshot(tree));
+    expect(toSnapshot(await f.load())).toBe(
+      toSnapshot(await loadTree(await materialize(await p.open(), f.head.id, { fromGenesis: true }))),
+    );
+    expect(texts(f).at(-1)).toBe("on the fork");
   });
 
   it("says what it does not offer yet: streams, and subscriptions from before the head", async () => {

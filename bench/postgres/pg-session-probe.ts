@@ -1,0 +1,268 @@
+/**
+ * A fresh process doing one thing with `Session` on PostgreSQL (or its raw `pg` baseline on the
+ * same server) and reporting how long it took, the statements it sent, the bytes it received and
+ * its peak RSS, for bench/postgres/pg-session.ts. Modules are imported, the step to commit is
+ * generated and the connection is opened before the clock starts (`openPgStore` for strata, which
+ * connects and checks the schema; `connect` of one `pg.Client` for raw), and reported apart as
+ * `connectMs`. Nothing here imports a package's `/internal` entry.
+ *
+ *   node --import tsx --conditions=@strata/source bench/postgres/pg-session-probe.ts <mode> <url> <args…>
+ *
+ * Modes (strata: `openPgStore` + `Session`; raw: tables `raw_<N>` and `raw_branch_<N>` written by
+ * bench/postgres/pg-session.ts, one row per event, `id` its primary key):
+ *   resume <url> <schema> <session>          `Session.open` (ready to commit at the head)
+ *   all <url> <schema> <session>             `Session.open` + `session.load()` + every message of `session.tree` with its text
+ *   half <url> <schema> <session> <event>    `Session.open` + `loadTree(await session.at(event))` + every message of it with its text
+ *   fork <url> <schema> <session> <event>    `Session.open` + `session.fork(event)` + one `commit` of a step on the fork
+ *   raw-resume <url> <table> <head>          the last 128 rows up to row `head` read and decoded (what a resume from a snapshot reads of the log)
+ *   raw-all <url> <table> <head>             every row up to row `head` (the main line: forks add rows after it) read and decoded, messages counted
+ *   raw-half <url> <table> <row>             the same for the rows up to `row`
+ *   raw-fork <url> <table> <row>             a branch row at `row` + one event row, one transaction
+ *
+ * Output: one JSON line on stdout.
+ */
+import { select } from "@strata/dom";
+import { loadTree, Session } from "@strata/engine";
+import { eventId, type SessionId } from "@strata/store";
+import { openPgStore, type PgStore } from "@strata/store-postgres";
+import pg from "pg";
+import { BLOCK, contentOf, MESSAGES, rawPayload, SEED, type Step, stepOps, steps } from "../api/workload.ts";
+
+const [mode, url, a, b, c] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
+
+/** Rows the raw resume reads: the tail a resume from the last snapshot folds at most (a snapshot every 128 events). */
+const RAW_TAIL = BLOCK;
+
+interface Content {
+  messages: number;
+  chars: number;
+}
+
+/** A step that is not in the session (for the fork's commit). */
+function extraStep(i: number): Step {
+  const first = steps(1, 0, SEED + 1).next().value as Step;
+  return { ...first, i };
+}
+
+/** The kind of a statement, for the breakdown (as bench/postgres/pg.ts names them). */
+function kindOf(text: string): string {
+  const t = text.trimStart().slice(0, 200).toUpperCase();
+  if (/^(BEGIN|COMMIT|ROLLBACK)\b/.test(t)) return "transaction";
+  if (/^(SAVEPOINT|RELEASE|ROLLBACK TO)\b/.test(t)) return "savepoint";
+  if (/^SELECT PG_NOTIFY\(/.test(t)) return "notify";
+  const m = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT|WITH)\s+("?[A-Z0-9_]+"?\.)?"?([A-Z0-9_]+)/.exec(t);
+  if (m === null) return "other";
+  const verb = (m[1] as string).split(" ")[0]?.toLowerCase() as string;
+  if (verb === "insert" || verb === "update" || verb === "delete") return `${verb} ${(m[3] as string).toLowerCase()}`;
+  return verb === "with" ? "with" : "select";
+}
+
+interface Socketed {
+  readonly connection?: { readonly stream?: { readonly bytesRead?: number } };
+}
+
+const TRACE = process.env.BENCH_PGS_TRACE === "1";
+
+const bytesOf = (client: object) => (client as Socketed).connection?.stream?.bytesRead ?? 0;
+
+/**
+ * Counts the statements a store's pool sends and the bytes its connections receive: every client
+ * the pool hands out is wrapped on its "acquire" event (as bench/postgres/pg.ts counts appends).
+ */
+class Meter {
+  statements = 0;
+  kinds = new Map<string, number>();
+  readonly clients = new Set<object>();
+  #bytes0 = 0;
+
+  constructor(store: PgStore) {
+    const pool = (store as unknown as { inner: { pool: pg.Pool } }).inner.pool;
+    pool.on("acquire", (client) => {
+      if (this.clients.has(client)) return;
+      this.clients.add(client);
+      const send = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const q = args[0];
+        const text = typeof q === "string" ? q : typeof (q as { text?: unknown })?.text === "string" ? (q as { text: string }).text : "";
+        this.statements++;
+        const k = kindOf(text);
+        this.kinds.set(k, (this.kinds.get(k) ?? 0) + 1);
+        if (!TRACE) return send(...args);
+        // BENCH_PGS_TRACE=1: each statement's time to its answer and the bytes it brought, on stderr.
+        const t = performance.now();
+        const b0 = bytesOf(client);
+        const report = (r: { rowCount?: number | null } | undefined) =>
+          process.stderr.write(
+            `  ${(performance.now() - t).toFixed(1).padStart(7)} ms ${String(bytesOf(client) - b0).padStart(10)} B ${String(r?.rowCount ?? "").padStart(7)} rows  ${text.replace(/\s+/g, " ").slice(0, 110)}\n`,
+          );
+        const last = args[args.length - 1];
+        if (typeof last === "function") {
+          // pool.query's form: a callback, no promise.
+          args[args.length - 1] = (e: unknown, r: { rowCount?: number }) => {
+            report(r);
+            (last as (e: unknown, r: unknown) => void)(e, r);
+          };
+          return send(...args);
+        }
+        const answer = send(...args) as Promise<{ rowCount?: number }>;
+        answer.then(report, () => {});
+        return answer;
+      };
+    });
+  }
+
+  #bytes(): number {
+    let n = 0;
+    for (const cl of this.clients) n += bytesOf(cl);
+    return n;
+  }
+
+  /** Starts a phase: counts from zero. */
+  start(): void {
+    this.statements = 0;
+    this.kinds = new Map();
+    this.#bytes0 = this.#bytes();
+  }
+
+  /** What the phase since `start` sent and received. */
+  phase(): { statements: number; kinds: Record<string, number>; bytes: number } {
+    return { statements: this.statements, kinds: Object.fromEntries(this.kinds), bytes: this.#bytes() - this.#bytes0 };
+  }
+}
+
+/** Every message with its content: `select` + each element's text. */
+function count(list: readonly { readonly text: string }[]): Content {
+  const out: Content = { messages: 0, chars: 0 };
+  for (const e of list) {
+    out.messages++;
+    out.chars += e.text.length;
+  }
+  return out;
+}
+
+function emit(result: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
+}
+
+async function strata(): Promise<void> {
+  const schema = a;
+  const session = b as SessionId;
+  const step = extraStep(1_000_000);
+  const c0 = performance.now();
+  const store = await openPgStore(url, { schema, max: 4 });
+  const meter = new Meter(store);
+  const c1 = performance.now();
+  try {
+    meter.start();
+    const t0 = performance.now();
+    const { session: s } = await Session.open(store, session);
+    const t1 = performance.now();
+    const open = meter.phase();
+    const base = { connectMs: c1 - c0, openMs: t1 - t0, open, headDepth: s.head.depth };
+    switch (mode) {
+      case "resume":
+        emit({ ms: t1 - t0, opMs: 0, ...base });
+        break;
+      case "all": {
+        meter.start();
+        // Over the asynchronous port a tree reads what was fetched (decision 0037): loaded whole first.
+        await s.load();
+        const got = count(s.select(MESSAGES));
+        const t2 = performance.now();
+        emit({ ms: t2 - t0, opMs: t2 - t1, ...base, op: meter.phase(), ...got });
+        break;
+      }
+      case "half": {
+        meter.start();
+        const tree = await loadTree(await s.at(eventId(Number(c))));
+        const t2 = performance.now();
+        const at = meter.phase();
+        const got = count(select(tree, MESSAGES));
+        const t3 = performance.now();
+        emit({ ms: t3 - t0, opMs: t3 - t1, atMs: t2 - t1, ...base, op: at, ...got });
+        break;
+      }
+      case "fork": {
+        meter.start();
+        const fork = await s.fork(eventId(Number(c)));
+        const t2 = performance.now();
+        const forked = meter.phase();
+        meter.start();
+        await fork.commit(stepOps(fork.tree, step), { label: "step" });
+        const t3 = performance.now();
+        emit({
+          ms: t3 - t0,
+          opMs: t3 - t1,
+          forkMs: t2 - t1,
+          commitMs: t3 - t2,
+          ...base,
+          op: forked,
+          commit: meter.phase(),
+          branch: fork.branch,
+        });
+        break;
+      }
+      default:
+        throw new Error(`unknown probe mode ${mode}; see the header of bench/postgres/pg-session-probe.ts`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function raw(): Promise<void> {
+  const table = a;
+  if (!/^raw_[0-9]+$/.test(table)) throw new Error(`not a raw table: ${table}`);
+  const data = rawPayload(extraStep(1_000_000));
+  const c0 = performance.now();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const c1 = performance.now();
+  try {
+    const bytes0 = bytesOf(client);
+    const t0 = performance.now();
+    const phase = () => ({ statements: 1, kinds: {}, bytes: bytesOf(client) - bytes0 });
+    switch (mode) {
+      case "raw-resume":
+      case "raw-all":
+      case "raw-half": {
+        const got: Content = { messages: 0, chars: 0 };
+        const r =
+          mode === "raw-resume"
+            ? await client.query(`SELECT data FROM ${table} WHERE id <= $1 ORDER BY id DESC LIMIT ${RAW_TAIL}`, [Number(b)])
+            : await client.query(`SELECT data FROM ${table} WHERE id <= $1 ORDER BY id`, [Number(b)]);
+        const rows = r.rows as { data: string }[];
+        if (mode === "raw-resume") rows.reverse();
+        for (const row of rows) contentOf(row.data, got);
+        const t1 = performance.now();
+        emit({ ms: t1 - t0, opMs: t1 - t0, connectMs: c1 - c0, open: phase(), rows: rows.length, ...got });
+        break;
+      }
+      case "raw-fork": {
+        const name = `fork-${process.pid}-${Date.now()}`;
+        await client.query("BEGIN");
+        const at = await client.query(`SELECT id FROM ${table} WHERE id = $1`, [Number(b)]);
+        if (at.rows.length !== 1) throw new Error(`raw fork: row ${b} is not in ${table}`);
+        const ins = await client.query(`INSERT INTO ${table} (parent, ts, kind, label, data) VALUES ($1, $2, $3, $4, $5) RETURNING id`, [
+          Number(b),
+          Date.now(),
+          "patch@1",
+          "step",
+          data,
+        ]);
+        await client.query(`INSERT INTO ${table.replace("raw_", "raw_branch_")} (name, head) VALUES ($1, $2)`, [name, ins.rows[0]?.id]);
+        await client.query("COMMIT");
+        const t1 = performance.now();
+        emit({ ms: t1 - t0, opMs: t1 - t0, connectMs: c1 - c0, open: { ...phase(), statements: 5 }, branch: name });
+        break;
+      }
+      default:
+        throw new Error(`unknown probe mode ${mode}; see the header of bench/postgres/pg-session-probe.ts`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+if (mode?.startsWith("raw-")) await raw();
+else await strata();
