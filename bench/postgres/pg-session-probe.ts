@@ -13,11 +13,12 @@
  *   resume <url> <schema> <session>          `Session.open` (ready to commit at the head)
  *   all <url> <schema> <session>             `Session.open` + `session.load()` + every message of `session.tree` with its text
  *   half <url> <schema> <session> <event>    `Session.open` + `loadTree(await session.at(event))` + every message of it with its text
- *   fork <url> <schema> <session> <event>    `Session.open` + `session.fork(event)` + one `commit` of a step on the fork
+ *   fork <url> <schema> <session> <event>    `Session.open` + `session.fork(event)` + one `commit` of a step on the fork;
+ *                                            then 5 more in the same process (warm), each also with a `store.fork` alone
  *   raw-resume <url> <table> <head>          the last 128 rows up to row `head` read and decoded (what a resume from a snapshot reads of the log)
  *   raw-all <url> <table> <head>             every row up to row `head` (the main line: forks add rows after it) read and decoded, messages counted
  *   raw-half <url> <table> <row>             the same for the rows up to `row`
- *   raw-fork <url> <table> <row>             a branch row at `row` + one event row, one transaction
+ *   raw-fork <url> <table> <row>             a branch row at `row` + one event row, one transaction; then 5 more (warm)
  *
  * Output: one JSON line on stdout.
  */
@@ -29,6 +30,15 @@ import pg from "pg";
 import { BLOCK, contentOf, MESSAGES, rawPayload, SEED, type Step, stepOps, steps } from "../api/workload.ts";
 
 const [mode, url, a, b, c] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
+
+/** Forks made again after the first one, in the same process (the warm figures: their median). */
+const WARM_FORKS = 5;
+
+/** The median of a few numbers. */
+function middle(xs: readonly number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)] as number;
+}
 
 /** Rows the raw resume reads: the tail a resume from the last snapshot folds at most (a snapshot every 128 events). */
 const RAW_TAIL = BLOCK;
@@ -190,14 +200,35 @@ async function strata(): Promise<void> {
         meter.start();
         await fork.commit(stepOps(fork.tree, step), { label: "step" });
         const t3 = performance.now();
+        const committed = meter.phase();
+        // Then the same again in a process that has forked before (warm: its code compiled, its
+        // pool connected), and the store's fork alone (the one row).
+        const warm: number[] = [];
+        const warmFork: number[] = [];
+        const storeFork: number[] = [];
+        for (let k = 0; k < WARM_FORKS; k++) {
+          const w0 = performance.now();
+          const again = await s.fork(eventId(Number(c)));
+          const w1 = performance.now();
+          await again.commit(stepOps(again.tree, step), { label: "step" });
+          const w2 = performance.now();
+          await store.fork(session, eventId(Number(c)), `probe-${process.pid}-${k}`);
+          const w3 = performance.now();
+          warm.push(w2 - w0);
+          warmFork.push(w1 - w0);
+          storeFork.push(w3 - w2);
+        }
         emit({
+          warmMs: middle(warm),
+          warmForkMs: middle(warmFork),
+          storeForkMs: middle(storeFork),
           ms: t3 - t0,
           opMs: t3 - t1,
           forkMs: t2 - t1,
           commitMs: t3 - t2,
           ...base,
           op: forked,
-          commit: meter.phase(),
+          commit: committed,
           branch: fork.branch,
         });
         break;
@@ -253,7 +284,14 @@ async function raw(): Promise<void> {
         await client.query(`INSERT INTO ${table.replace("raw_", "raw_branch_")} (name, head) VALUES ($1, $2)`, [name, ins.rows[0]?.id]);
         await client.query("COMMIT");
         const t1 = performance.now();
-        emit({ ms: t1 - t0, opMs: t1 - t0, connectMs: c1 - c0, open: { ...phase(), statements: 5 }, branch: name });
+        const open = { ...phase(), statements: 5 };
+        const warm: number[] = [];
+        for (let k = 0; k < WARM_FORKS; k++) {
+          const w0 = performance.now();
+          await rawFork(client, table, Number(b), data, `${name}-${k}`);
+          warm.push(performance.now() - w0);
+        }
+        emit({ ms: t1 - t0, opMs: t1 - t0, warmMs: middle(warm), connectMs: c1 - c0, open, branch: name });
         break;
       }
       default:
@@ -262,6 +300,20 @@ async function raw(): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** A raw fork: a branch row at `row` and one event row after it, one transaction. */
+async function rawFork(client: pg.Client, table: string, row: number, data: string, name: string): Promise<void> {
+  await client.query("BEGIN");
+  const ins = await client.query(`INSERT INTO ${table} (parent, ts, kind, label, data) VALUES ($1, $2, $3, $4, $5) RETURNING id`, [
+    row,
+    Date.now(),
+    "patch@1",
+    "step",
+    data,
+  ]);
+  await client.query(`INSERT INTO ${table.replace("raw_", "raw_branch_")} (name, head) VALUES ($1, $2)`, [name, ins.rows[0]?.id]);
+  await client.query("COMMIT");
 }
 
 if (mode?.startsWith("raw-")) await raw();

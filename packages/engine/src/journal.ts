@@ -5,7 +5,17 @@
  * events of the chain. A commit that fails changes nothing: not the log, not the head, not the tree.
  */
 import { advanceIndex, applyPatch, type NodeSpec, type Op, PAGE_SIZE, type PatchEffect, shiftMinted, type Tree } from "@strata/dom";
-import { type AsyncStore, drive, type EventId, type EventMeta, type SessionId, type SessionInfo, type Store, value } from "@strata/store";
+import {
+  type AsyncStore,
+  type BranchInfo,
+  drive,
+  type EventId,
+  type EventMeta,
+  type SessionId,
+  type SessionInfo,
+  type Store,
+  value,
+} from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
@@ -238,15 +248,19 @@ export class Journal {
     branch = "main",
     options: JournalOptions = {},
     known?: KnownVersion,
+    /** The branch and its head's metadata when the caller has them (a fork just made it): round trips saved. */
+    given: { readonly branch?: BranchInfo; readonly head?: EventMeta } = {},
   ): Generator<unknown, Journal, unknown> {
-    const b = yield* value(store.branch(session, branch));
+    const b =
+      given.branch?.name === branch && given.branch.session === session ? given.branch : yield* value(store.branch(session, branch));
     if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
     const reuse = known !== undefined && known.event === b.head;
     const texts = reuse ? known.texts.clone() : new TextIndex();
-    const { tree, live, snapshotDepth } = reuse
-      ? { tree: known.tree, live: new Set(known.live), snapshotDepth: known.snapshotDepth }
-      : yield* materializeSteps(store, b.head, { texts });
-    const head = (yield* value(store.eventMeta(b.head))) as EventMeta;
+    const { tree, live, snapshotDepth, meta } = reuse
+      ? { tree: known.tree, live: new Set(known.live), snapshotDepth: known.snapshotDepth, meta: undefined }
+      : yield* materializeSteps(store, b.head, { texts }, given.head);
+    const head: EventMeta =
+      meta ?? (given.head !== undefined && given.head.id === b.head ? given.head : ((yield* value(store.eventMeta(b.head))) as EventMeta));
     // A pinned branch (just forked or moved) starts a new line at its next append: it reserves ids
     // then. So does a kept rewound head (origin "rewind"), always: the ids after its mark may have
     // been handed to the rewound branch's new line (`handOver`). Any other line keeps minting in

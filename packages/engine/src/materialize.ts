@@ -3,7 +3,7 @@
  * events after it, folded with the same `foldEvent` the live session uses (L1, L2).
  */
 import type { Op, PatchEffect, Tree } from "@strata/dom";
-import { type AsyncStore, type EventId, type Store, type StoredEvent, value } from "@strata/store";
+import { type AsyncStore, type EventId, type EventMeta, type Store, type StoredEvent, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
@@ -59,8 +59,10 @@ export function* materializeSteps(
   store: Store | AsyncStore,
   event: EventId,
   options: MaterializeOptions = {},
-): Generator<unknown, { tree: Tree; live: Set<number>; snapshotDepth: number }, unknown> {
-  const meta = yield* value(store.eventMeta(event));
+  /** The event's metadata when the caller has read it already (one round trip fewer over the network). */
+  known?: EventMeta,
+): Generator<unknown, { tree: Tree; live: Set<number>; snapshotDepth: number; meta: EventMeta }, unknown> {
+  const meta = known?.id === event ? known : yield* value(store.eventMeta(event));
   if (meta === undefined) throw new EngineError("not-found", `event ${event} does not exist in this store`);
   const texts = options.texts ?? new TextIndex();
   let tree: Tree | undefined;
@@ -132,5 +134,5 @@ export function* materializeSteps(
   }
   if (tree === undefined) throw new EngineError("bad-event", `the chain of event ${event} has no genesis event`);
   const end = tree;
-  return { tree: end, live: live ?? (yield* settle(() => scanLifecycle(end))), snapshotDepth };
+  return { tree: end, live: live ?? (yield* settle(() => scanLifecycle(end))), snapshotDepth, meta };
 }

@@ -494,14 +494,14 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   }
 
   *#fork(event: EventId, options: { name?: string }): Generator<unknown, Session<P>, unknown> {
-    yield* this.#ownEvent(event);
+    const at = yield* this.#ownEvent(event);
     const name = options.name ?? (yield* this.#freeBranchName(`fork-${event}`));
-    yield* value(this.store.fork(this.id, event, name));
+    const branch = yield* value(this.store.fork(this.id, event, name));
     // The lease fences the branch it was taken on, not the new one.
     const { lease: _, ...unfenced } = this.options;
     // A fork from the head, or from a state `at` read, starts from that state (EN-47).
     const known = event === this.head.id ? this.#journal.version : this.#cache.get(event);
-    const journal = yield* Journal.openSteps(this.store, this.id, name, unfenced, known);
+    const journal = yield* Journal.openSteps(this.store, this.id, name, unfenced, known, { branch, head: at });
     const work = yield* settle(() => lifecycleWork({ tree: this.tree, live: this.live }, { tree: journal.tree, live: journal.live }));
     return new Session(this.store, journal, work, unfenced);
   }
