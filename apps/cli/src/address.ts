@@ -5,10 +5,17 @@
  * Then `SESSION@BRANCH`, `SESSION@EVENT`, `SESSION@BRANCH~N` (N events before the branch head)
  * and `SESSION~N`. A bare number where an event is expected is an event id.
  */
-import { type BranchInfo, type EventId, type EventMeta, type SessionInfo, type Store, StoreError } from "@strata/store";
+import type { Answer, Port } from "@strata/engine";
+import { type BranchInfo, drive, type EventId, type EventMeta, type SessionInfo, StoreError, value } from "@strata/store";
 import { LAST } from "./command.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { byActivity, damageMessage, handlesOf } from "./sessions.ts";
+import { byActivitySteps, damageMessage, handlesOf } from "./sessions.ts";
+
+/**
+ * Each lookup is written once, as steps (`drive`/`value`, decision 0036): on a SQLite store it
+ * answers a value, on the asynchronous port (PostgreSQL) a promise.
+ */
+type Steps<T> = Generator<unknown, T, unknown>;
 
 export { LAST };
 
@@ -32,8 +39,12 @@ function normalize(ref: string): string {
 }
 
 /** The session with the most recent activity. */
-export function lastSession(store: Store): SessionInfo {
-  const first = byActivity(store)[0];
+export function lastSession<P extends Port>(store: P): Answer<P, SessionInfo> {
+  return drive(lastSessionSteps(store)) as Answer<P, SessionInfo>;
+}
+
+function* lastSessionSteps(store: Port): Steps<SessionInfo> {
+  const first = (yield* byActivitySteps(store))[0];
   if (first === undefined) throw new CliError(`there are no sessions in ${store.path} yet, so @last names none; \`strata run\` starts one`);
   return first.session;
 }
@@ -42,18 +53,26 @@ export function lastSession(store: Store): SessionInfo {
  * Finds a session by `@last`, whole id, unique prefix or unique tail (a handle); lists the
  * candidates, with their handles, when the reference matches more than one.
  */
-export function findSession(store: Store, ref: string): SessionInfo {
-  if (ref.toLowerCase() === LAST) return lastSession(store);
+export function findSession<P extends Port>(store: P, ref: string): Answer<P, SessionInfo> {
+  return drive(findSessionSteps(store, ref)) as Answer<P, SessionInfo>;
+}
+
+function* findSessionSteps(store: Port, ref: string): Steps<SessionInfo> {
+  if (ref.toLowerCase() === LAST) return yield* lastSessionSteps(store);
   const key = normalize(ref);
   if (!/^[0-9A-Z]+$/.test(key))
     throw new UsageError(`"${ref}" is not a session: give its handle (\`strata ls\` shows them), an id or id prefix, or @last`);
-  const exact = store.getSession(key as never);
+  const exact = yield* value(store.getSession(key as never));
   if (exact !== undefined) return exact;
-  const found = new Map(store.findSessions(key).map((s) => [s.id as string, s]));
-  if (key.length >= MIN_TAIL) for (const s of store.listSessions()) if (s.id.endsWith(key)) found.set(s.id, s);
+  const found = new Map((yield* value(store.findSessions(key))).map((s) => [s.id as string, s]));
+  let all: SessionInfo[] | undefined;
+  if (key.length >= MIN_TAIL) {
+    all = yield* value(store.listSessions());
+    for (const s of all) if (s.id.endsWith(key)) found.set(s.id, s);
+  }
   if (found.size === 1) return [...found.values()][0] as SessionInfo;
   if (found.size === 0) throw new CliError(`no session matches "${ref}"; \`strata ls\` lists them (or use @last)`);
-  const handles = handlesOf(store.listSessions().map((s) => s.id));
+  const handles = handlesOf((all ?? (yield* value(store.listSessions()))).map((s) => s.id));
   const shown = [...found.values()]
     .slice(0, 10)
     .map((s) => `  ${handles.get(s.id) ?? s.id}  ${s.id}  ${s.title ?? ""}`)
@@ -62,8 +81,12 @@ export function findSession(store: Store, ref: string): SessionInfo {
 }
 
 /** The head event of `branch`, or a clear error naming the damage when it is missing. */
-export function headOf(store: Store, branch: BranchInfo): EventMeta {
-  const meta = store.eventMeta(branch.head);
+export function headOf<P extends Port>(store: P, branch: BranchInfo): Answer<P, EventMeta> {
+  return drive(headOfSteps(store, branch)) as Answer<P, EventMeta>;
+}
+
+function* headOfSteps(store: Port, branch: BranchInfo): Steps<EventMeta> {
+  const meta = yield* value(store.eventMeta(branch.head));
   if (meta === undefined || meta.session !== branch.session)
     throw new CliError(damageMessage(branch.session, { branch: branch.name, head: branch.head }, store.path));
   return meta;
@@ -80,34 +103,35 @@ export function parseAddress(text: string): { session: string; at: string | unde
 }
 
 /** Resolves `SESSION[@BRANCH|@EVENT][~N]`; `defaultBranch` applies when none is named. */
-export function resolveAddress(store: Store, text: string, defaultBranch = "main"): Address {
+export function resolveAddress<P extends Port>(store: P, text: string, defaultBranch = "main"): Answer<P, Address> {
+  return drive(resolveAddressSteps(store, text, defaultBranch)) as Answer<P, Address>;
+}
+
+function* resolveAddressSteps(store: Port, text: string, defaultBranch: string): Steps<Address> {
   const { session: ref, at, back } = parseAddress(text);
-  const session = findSession(store, ref);
+  const session = yield* findSessionSteps(store, ref);
   let branch: BranchInfo | undefined;
   let event: EventId | undefined;
   const atEvent = at !== undefined && /^[0-9]+$/.test(at);
   if (atEvent) {
     event = Number(at) as EventId;
-    const meta = store.eventMeta(event);
+    const meta = yield* value(store.eventMeta(event));
     if (meta === undefined || meta.session !== session.id) throw new CliError(`event ${at} is not an event of session ${session.id}`);
-    branch = branchOf(store, session, event, defaultBranch);
+    branch = yield* branchOf(store, session, event, defaultBranch);
   } else {
     const name = at ?? defaultBranch;
-    branch = store.branch(session.id, name);
+    branch = yield* value(store.branch(session.id, name));
     if (branch === undefined)
       throw new CliError(
-        `session ${session.id} has no branch "${name}"; branches: ${store
-          .branches(session.id)
-          .map((b) => b.name)
-          .join(", ")}`,
+        `session ${session.id} has no branch "${name}"; branches: ${(yield* value(store.branches(session.id))).map((b) => b.name).join(", ")}`,
       );
-    event = headOf(store, branch).id;
+    event = (yield* headOfSteps(store, branch)).id;
   }
   if (back > 0) {
-    const meta = store.eventMeta(event);
+    const meta = yield* value(store.eventMeta(event));
     if (meta === undefined) throw new CliError(damageMessage(session.id, { branch: branch.name, head: event }, store.path));
     if (back >= meta.depth) throw new CliError(`${text}: the branch has only ${meta.depth} events`);
-    const earlier = store.atDepth(event, meta.depth - back);
+    const earlier = yield* value(store.atDepth(event, meta.depth - back));
     if (earlier === undefined)
       throw new CliError(
         `the database ${store.path} is damaged: the chain of event ${event} has no event at depth ${meta.depth - back}; \`strata verify\` lists the damage`,
@@ -118,13 +142,12 @@ export function resolveAddress(store: Store, text: string, defaultBranch = "main
 }
 
 /** The branch an event is on: the default branch if it holds it, else any branch that does. */
-function branchOf(store: Store, session: SessionInfo, event: EventId, preferred: string): BranchInfo {
-  const branches = store.branches(session.id);
+function* branchOf(store: Port, session: SessionInfo, event: EventId, preferred: string): Steps<BranchInfo> {
+  const branches = yield* value(store.branches(session.id));
   const pref = branches.find((b) => b.name === preferred);
-  if (pref !== undefined && store.isAncestor(event, pref.head)) return pref;
-  const any = branches.find((b) => store.isAncestor(event, b.head));
-  if (any === undefined) throw new StoreError("not-found", `event ${event} is on no branch of session ${session.id}`);
-  return any;
+  if (pref !== undefined && (yield* value(store.isAncestor(event, pref.head)))) return pref;
+  for (const b of branches) if (yield* value(store.isAncestor(event, b.head))) return b;
+  throw new StoreError("not-found", `event ${event} is on no branch of session ${session.id}`);
 }
 
 /** `~N` or `head~N` (N events before the head; `head` alone is the head), or undefined. */
@@ -137,12 +160,16 @@ function backFromHead(text: string): number | undefined {
  * An event on the chain of `branch`: an id, `head`, or `~N` / `head~N` back from the head (bash
  * expands an unquoted `~0` to a directory: `head~N` needs no quotes).
  */
-export function eventOnBranch(store: Store, branch: BranchInfo, text: string): EventId {
+export function eventOnBranch<P extends Port>(store: P, branch: BranchInfo, text: string): Answer<P, EventId> {
+  return drive(eventOnBranchSteps(store, branch, text)) as Answer<P, EventId>;
+}
+
+function* eventOnBranchSteps(store: Port, branch: BranchInfo, text: string): Steps<EventId> {
   let id: EventId;
   const back = backFromHead(text);
   if (back !== undefined) {
     if (back >= branch.headDepth) throw new CliError(`${text}: branch "${branch.name}" has only ${branch.headDepth} events`);
-    const at = store.atDepth(headOf(store, branch).id, branch.headDepth - back);
+    const at = yield* value(store.atDepth((yield* headOfSteps(store, branch)).id, branch.headDepth - back));
     if (at === undefined)
       throw new CliError(
         `the database ${store.path} is damaged: branch "${branch.name}" has no event at depth ${branch.headDepth - back}; \`strata verify\` lists the damage`,
@@ -150,7 +177,7 @@ export function eventOnBranch(store: Store, branch: BranchInfo, text: string): E
     id = at.id;
   } else if (/^[0-9]+$/.test(text)) id = Number(text) as EventId;
   else throw new UsageError(`"${text}" is not an event: give an event id, head, or head~N (N events before the head)`);
-  if (!store.isAncestor(id, branch.head))
+  if (!(yield* value(store.isAncestor(id, branch.head))))
     throw new CliError(`event ${text} is not on branch "${branch.name}"; \`strata log\` lists its events`);
   return id;
 }

@@ -19,6 +19,11 @@ export interface Context {
   readonly remote: boolean;
   /** Opens the PostgreSQL store `--db` names, behind the asynchronous port (decision 0035). */
   port(): Promise<AsyncStore>;
+  /**
+   * The store to read, on either port: the PostgreSQL store when `--db` is a URL, else the SQLite
+   * file read-only (for the commands written once for both, decision 0036).
+   */
+  reader(): Promise<Store | AsyncStore>;
   /** Closes what was opened. */
   close(): Promise<void>;
   /** Set when a command wants Ctrl-C handled itself. */
@@ -47,6 +52,9 @@ export function makeContext(init: {
       port ??= import("@strata/store-postgres").then((m) => m.openPgStore(given));
       return port;
     },
+    async reader() {
+      return remote ? await this.port() : this.store({ readonly: true });
+    },
     out: init.out,
     dbPath,
     branch: init.branch,
@@ -55,11 +63,11 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
-      // The session engine runs on the synchronous store (SQLite); a PostgreSQL store is the
-      // asynchronous port (@strata/store-postgres), which the engine does not drive yet (issue 15).
+      // Commands that drive sessions (runs, forks, rewinds, serve) run on the synchronous store
+      // (SQLite) so far; those written for both ports use `reader()` (issue 15).
       if (remote)
         throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command does not drive sessions there yet, only \`strata export\` and \`strata import FILE\` (to move sessions between backends) — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+          `${dbPath} is a PostgreSQL store: the strata command reads sessions there (\`ls\`, \`show\`, \`branches\`) and moves them between backends (\`export\`, \`import FILE\`), and does not drive them there yet — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
         );
       if (store === undefined) {
         const create = options.create ?? false;

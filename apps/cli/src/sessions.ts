@@ -3,7 +3,8 @@
  * the random tail of the id, the last activity of each session (the newest head of its branches),
  * and what is damaged when a branch head points at an event that is not there.
  */
-import { type BranchInfo, type EventMeta, type SessionId, type SessionInfo, type Store, StoreError } from "@strata/store";
+import type { Answer, Port } from "@strata/engine";
+import { type BranchInfo, drive, type EventMeta, type SessionId, type SessionInfo, StoreError, value } from "@strata/store";
 
 /** A handle is at least this many characters of the id's random tail (30 bits). */
 export const HANDLE_LENGTH = 6;
@@ -35,8 +36,12 @@ export function handlesOf(ids: readonly string[]): Map<string, string> {
 }
 
 /** The handle of one session among those of `store`. */
-export function handleOf(store: Store, id: SessionId): string {
-  return handlesOf(store.listSessions().map((s) => s.id)).get(id) ?? id;
+export function handleOf<P extends Port>(store: P, id: SessionId): Answer<P, string> {
+  return drive(
+    (function* () {
+      return handlesOf((yield* value(store.listSessions())).map((s) => s.id)).get(id) ?? id;
+    })(),
+  ) as Answer<P, string>;
 }
 
 /** A branch whose head event is missing from the store (a damaged file). */
@@ -58,10 +63,14 @@ export interface Activity {
  * skipped and named in `damage`, and so is a session whose branches cannot be read at all, so a
  * listing can go on with the other sessions.
  */
-export function activityOf(store: Store, session: SessionId): Activity {
+export function activityOf<P extends Port>(store: P, session: SessionId): Answer<P, Activity> {
+  return drive(activitySteps(store, session)) as Answer<P, Activity>;
+}
+
+function* activitySteps(store: Port, session: SessionId): Generator<unknown, Activity, unknown> {
   let branches: BranchInfo[];
   try {
-    branches = store.branches(session);
+    branches = yield* value(store.branches(session));
   } catch (e) {
     if (e instanceof StoreError) return { last: undefined, branches: [], damage: [e.message] };
     throw e;
@@ -71,7 +80,7 @@ export function activityOf(store: Store, session: SessionId): Activity {
   for (const b of branches) {
     let meta: EventMeta | undefined;
     try {
-      meta = store.eventMeta(b.head);
+      meta = yield* value(store.eventMeta(b.head));
     } catch (e) {
       if (!(e instanceof StoreError)) throw e;
       damage.push(e.message);
@@ -87,8 +96,14 @@ export function activityOf(store: Store, session: SessionId): Activity {
 }
 
 /** Sessions ordered by last activity, most recent first (ties: the newer session first). */
-export function byActivity(store: Store): { session: SessionInfo; activity: Activity }[] {
-  const rows = store.listSessions().map((session) => ({ session, activity: activityOf(store, session.id) }));
+export function byActivity<P extends Port>(store: P): Answer<P, { session: SessionInfo; activity: Activity }[]> {
+  return drive(byActivitySteps(store)) as Answer<P, { session: SessionInfo; activity: Activity }[]>;
+}
+
+/** {@link byActivity} as steps (steps.ts). */
+export function* byActivitySteps(store: Port): Generator<unknown, { session: SessionInfo; activity: Activity }[], unknown> {
+  const rows: { session: SessionInfo; activity: Activity }[] = [];
+  for (const session of yield* value(store.listSessions())) rows.push({ session, activity: yield* activitySteps(store, session.id) });
   const key = (r: (typeof rows)[number]): number => r.activity.last?.ts ?? r.session.created;
   return rows.sort((a, b) => key(b) - key(a) || (b.session.id < a.session.id ? -1 : b.session.id > a.session.id ? 1 : 0));
 }

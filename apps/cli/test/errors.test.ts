@@ -45,13 +45,23 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
     expect(sha(db)).toBe(before);
   }, 60_000);
 
-  it("a PostgreSQL URL is a usage error naming what to do, with the password hidden, and nothing is created", async () => {
+  it("a PostgreSQL URL: a command that does not run there is a usage error naming what to do, one that cannot reach the server says so; the password hidden, nothing created", async () => {
     const dir = tempDir();
-    for (const args of [["--db", "postgres://me:secret@127.0.0.1:1/x", "ls"], ["ls"]]) {
-      const r = await strata(dir, args, args.length === 1 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
+    for (const args of [
+      ["--db", "postgres://me:secret@127.0.0.1:1/x", "log", "@last"],
+      ["log", "@last"],
+    ]) {
+      const r = await strata(dir, args, args.length === 2 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
       expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is a PostgreSQL store: the strata command reads sessions there \(`ls`, `show`, `branches`\).* point --db/);
+      expect(r.stderr).not.toContain("secret");
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    for (const args of [["--db", "postgres://me:secret@127.0.0.1:1/x", "ls"], ["ls"]]) {
+      const r = await strata(dir, args, args.length === 1 ? { env: { STRATA_DB: "postgresql://me:secret@127.0.0.1:1/x" } } : {});
+      expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(
-        /is a PostgreSQL store: the strata command does not drive sessions there yet, only `strata export` and `strata import FILE` .* point --db/,
+        /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/x: .*ECONNREFUSED.*is the server running, and is the URL right\?/,
       );
       expect(r.stderr).not.toContain("secret");
       expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -2,8 +2,9 @@
  * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
- * (the bundles' XML), through the real command and a real server. Every other command refuses a
- * PostgreSQL URL with a usage error saying what it can do.
+ * (the bundles' XML), through the real command and a real server; `ls`, `branches` and `show` read
+ * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
+ * URL with a usage error saying what it can do.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -68,6 +69,36 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       json<{ xml?: string }>(original).xml ?? original.stdout.replace(run.session, ""),
     );
 
+    // Read on PostgreSQL itself: ls, branches and show answer what they answer on the SQLite original.
+    const onPg = (args: string[]) => strata(dir, ["--db", remote, ...args]);
+    const listed = json<{ sessions: { id: string; eventCount: number; status: string; branches: { name: string }[] }[] }>(
+      await onPg(["ls", "--json"]),
+    );
+    const local = json<{ sessions: { id: string; eventCount: number; status: string; branches: { name: string }[] }[] }>(
+      await strata(dir, ["ls", "--json"]),
+    );
+    const row = listed.sessions.find((x) => x.id === moved.session);
+    const want = local.sessions.find((x) => x.id === run.session);
+    expect(row).toMatchObject({ eventCount: want?.eventCount, status: want?.status });
+    expect(row?.branches.map((x) => x.name).sort()).toEqual(["main", "side"]);
+    const br = await onPg(["branches", moved.session, "--json"]);
+    expect(br.code, br.stderr).toBe(0);
+    expect(
+      json<{ branches: { name: string; eventCount: number }[] }>(br)
+        .branches.map((x) => [x.name, x.eventCount])
+        .sort(),
+    ).toEqual(
+      json<{ branches: { name: string; eventCount: number }[] }>(await strata(dir, ["branches", run.session, "--json"]))
+        .branches.map((x) => [x.name, x.eventCount])
+        .sort(),
+    );
+    for (const view of [["--xml"], ["--select", "turn", "--json"], ["--at", "head~2", "--xml"]]) {
+      const there = await onPg(["show", `${moved.session}@side`, ...view]);
+      const here = await strata(dir, ["show", `${run.session}@side`, ...view]);
+      expect(there.code, there.stderr).toBe(0);
+      expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
+    }
+
     // @last and an id prefix find the session in PostgreSQL too.
     const last = await strata(dir, ["--db", remote, "export", "@last"]);
     expect(JSON.parse(last.stdout).session.id).toBe(moved.session);
@@ -82,12 +113,14 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
-    for (const cmd of [["ls"], ["log", "@last"], ["import", "--from", "pi", "x.jsonl"]]) {
+    for (const cmd of [
+      ["log", "@last"],
+      ["fork", "@last"],
+      ["import", "--from", "pi", "x.jsonl"],
+    ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command does not drive sessions there yet, only `strata export` and `strata import FILE`/,
-      );
+      expect(r.stderr).toMatch(/PostgreSQL store: the strata command reads sessions there \(`ls`, `show`, `branches`\) and moves them/);
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);
     expect(missing.code).toBe(1);

@@ -1,7 +1,7 @@
 /** `strata ls` (CLI-4, CLI-8): sessions by last activity, from the store alone (no tree is materialized). */
 import { STOP, type StopReason, TAG } from "@strata/agent";
-import { decodeEvent } from "@strata/engine";
-import type { BranchInfo, EventId, Store } from "@strata/store";
+import { decodeEvent, type Port } from "@strata/engine";
+import type { BranchInfo, EventId, StoredEvent } from "@strata/store";
 import { type CommandImpl, flag } from "../command.ts";
 import { ago, columns } from "../output.ts";
 import { byActivity, handlesOf } from "../sessions.ts";
@@ -31,11 +31,11 @@ const OUTCOMES: Readonly<Record<StopReason, Outcome>> = {
  * reason of the stop that event recorded; `open` when the head is the middle of a run (running
  * now, or waiting for `strata resume`); `idle` otherwise; `damaged` when the event cannot be read.
  */
-function statusOf(store: Store, head: EventId): string {
+async function statusOf(store: Port, head: EventId): Promise<string> {
   let d: ReturnType<typeof decodeEvent>;
-  let e: ReturnType<Store["event"]>;
+  let e: StoredEvent | undefined;
   try {
-    e = store.event(head);
+    e = await store.event(head);
     if (e === undefined) return "damaged";
     d = decodeEvent(e);
   } catch {
@@ -76,12 +76,13 @@ function statusText(status: string, outcome: Outcome): string {
 }
 
 export const ls: CommandImpl = {
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
+  async run(ctx, args) {
+    const store = await ctx.reader();
     const now = ctx.now();
-    const listed = byActivity(store);
+    const listed = await byActivity(store);
     const handles = handlesOf(listed.map((r) => r.session.id));
-    const rows = listed.map(({ session: s, activity }) => {
+    const rows = [];
+    for (const { session: s, activity } of listed) {
       const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
       // an imported recording (IM-1) has no run to resume: its status says where it came from
       const imported = (s.metadata as { import?: { from?: unknown } }).import;
@@ -92,13 +93,13 @@ export const ls: CommandImpl = {
             ? ["empty", "empty"]
             : imported !== undefined
               ? [`imported from ${String(imported.from)}`, "idle"]
-              : withOutcome(statusOf(store, main.head));
+              : withOutcome(await statusOf(store, main.head));
       const damage = [...activity.damage];
       if (status === "damaged" && damage.length === 0 && main !== undefined)
         damage.push(
           `the database ${ctx.dbPath} is damaged: event ${main.head}, the head of branch "${main.name}" of session ${s.id}, cannot be read; \`strata verify\` lists the damage`,
         );
-      return {
+      rows.push({
         id: s.id,
         handle: handles.get(s.id) ?? s.id,
         title: s.title,
@@ -110,8 +111,8 @@ export const ls: CommandImpl = {
         outcome,
         damage: damage.length === 0 ? null : damage.join("; "),
         branches: activity.branches.map(branchJson),
-      };
-    });
+      });
+    }
     // A damaged session is listed as such, the others as usual; the exit code says something is wrong.
     const damaged = rows.some((r) => r.damage !== null) ? 1 : undefined;
     for (const r of rows) if (r.damage !== null) ctx.out.note(ctx.out.paint("red", `warning: ${r.damage}`));

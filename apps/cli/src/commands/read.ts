@@ -1,7 +1,7 @@
 /** Commands that read: ls, log, show, diff, branches (CLI-13 … CLI-17), with the files (CLI-35). */
 import { diffWorkspaces, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
 import { DomError, diffTrees, type Op, select, type Tree, toXml } from "@strata/dom";
-import { decodeEvent, materialize } from "@strata/engine";
+import { decodeEvent, loadTree, materialize } from "@strata/engine";
 import type { EventId, EventMeta } from "@strata/store";
 import { type Address, checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type CommandImpl, exclusive, flag, int, str } from "../command.ts";
@@ -111,12 +111,14 @@ export const show: CommandImpl = {
     int(args, "depth", 0);
     checkSelector("select", str(args, "select"));
   },
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+  async run(ctx, args) {
+    // On either port (decision 0036); over the network the tree is fetched whole (decision 0037).
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const atText = str(args, "at");
-    const event = atText === undefined ? a.event : eventOnBranch(store, a.branch, atText);
-    const tree = materialize(store, event);
+    const event = atText === undefined ? a.event : await eventOnBranch(store, a.branch, atText);
+    const at = await materialize(store, event);
+    const tree = ctx.remote ? await loadTree(at) : at;
     if (flag(args, "files")) return showFiles(ctx, a, event, tree);
     const css = str(args, "select");
     let roots = [tree.root];
@@ -212,11 +214,12 @@ export const diff: CommandImpl = {
 };
 
 export const branches: CommandImpl = {
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const s = findSession(store, args.positionals[0] as string);
-    const list = store.branches(s.id);
-    const missing = list.filter((b) => store.eventMeta(b.head)?.session !== s.id);
+  async run(ctx, args) {
+    const store = await ctx.reader();
+    const s = await findSession(store, args.positionals[0] as string);
+    const list = await store.branches(s.id);
+    const missing: typeof list = [];
+    for (const b of list) if ((await store.eventMeta(b.head))?.session !== s.id) missing.push(b);
     for (const b of missing)
       ctx.out.note(ctx.out.paint("red", `warning: ${damageMessage(s.id, { branch: b.name, head: b.head }, ctx.dbPath)}`));
     if (ctx.out.json) return void ctx.out.data({ session: s.id, branches: list.map(branchJson) });
