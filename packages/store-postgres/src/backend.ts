@@ -71,6 +71,8 @@ export interface PgBackendOptions {
   readonly prepare?: boolean;
 }
 
+/** How long an acquisition waits for a lease row another process has locked before it is told `busy` (ms). */
+const LEASE_LOCK_WAIT_MS = 2000;
 export class PgBackend implements AsyncStore {
   readonly #pool: Pool;
   readonly #s: string;
@@ -677,6 +679,11 @@ export class PgBackend implements AsyncStore {
   ): Promise<LeaseResult> {
     const s = this.#s;
     return this.#db.write(async () => {
+      // A lease's row is locked for a moment by whoever decides it. A process paused or cut off in
+      // the middle of that (SIGSTOP, a partition) holds the lock until the server ends its
+      // transaction (idle_in_transaction_session_timeout): the others are told `busy` after
+      // LEASE_LOCK_WAIT instead of waiting for it past their statement timeout, and try again.
+      await this.#db.q(`SET LOCAL lock_timeout = ${LEASE_LOCK_WAIT_MS}`);
       if ((await this.#db.one(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])) === undefined) notFound(`session ${session}`);
       // The row exists from the first attempt on (token 0, nobody), so it can be locked: whoever
       // holds the lock decides, the others wait and then see the new holder.

@@ -7,7 +7,7 @@
  * again. Prints `took SESSION` when it takes one and `done SESSION` when it finishes one.
  * Usage: fleet-worker.ts URL SCHEMA NAME STEPS
  */
-import { type EventId, type EventMeta, LeaseLost, type SessionId } from "@strata/store";
+import { type EventId, type EventMeta, LeaseLost, type LeaseResult, type SessionId, StoreError } from "@strata/store";
 import { openPgStore } from "../src/index.ts";
 
 const [url, schema, name, stepsArg] = process.argv.slice(2) as [string, string, string, string];
@@ -61,7 +61,14 @@ for (;;) {
     if (tail?.kind === "done") continue;
     open++;
     const now = Date.now();
-    const r = await store.acquireLease(s.id, "main", name, (holder) => holder.renewed < now - STALE_MS);
+    let r: LeaseResult;
+    try {
+      r = await store.acquireLease(s.id, "main", name, (holder) => holder.renewed < now - STALE_MS);
+    } catch (e) {
+      // Another process is deciding this lease and does not finish (paused mid-transaction): later.
+      if (e instanceof StoreError && e.code === "busy") continue;
+      throw e;
+    }
     if (!r.ok) continue;
     driving.add(s.id);
     process.stdout.write(`took ${s.id}\n`);

@@ -163,6 +163,32 @@ describe("ST-32 PostgreSQL: many handles on one branch", () => {
   });
 });
 
+describe("ST-23 PostgreSQL: a lease row held by a process that stopped mid-transaction", () => {
+  it("an acquisition is told busy within seconds, not after its statement timeout; once the other transaction ends, it decides", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session } = await store.createSession({ genesis: ev("{}") });
+    expect((await store.acquireLease(session.id, "main", "first")).ok).toBe(true);
+    // Another process decides the lease and stops (SIGSTOP, a partition) holding the row's lock.
+    const stuck = new pg.Client({ connectionString: url });
+    await stuck.connect();
+    try {
+      await stuck.query("BEGIN");
+      await stuck.query(`SELECT token FROM "${schema}".leases WHERE session = $1 AND branch = 'main' FOR UPDATE`, [session.id]);
+      const t0 = Date.now();
+      const err = await store.acquireLease(session.id, "main", "second", () => true).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).code).toBe("busy");
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      await stuck.query("ROLLBACK");
+      const after = await store.acquireLease(session.id, "main", "second", () => true);
+      expect(after.ok && after.lease.owner).toBe("second");
+    } finally {
+      await stuck.end();
+    }
+  });
+});
+
 describe("ST-19 PostgreSQL: crashes", () => {
   it("a writer killed with SIGKILL mid-append loses nothing it was told was written and leaves nothing partial", async () => {
     const schema = fresh();
