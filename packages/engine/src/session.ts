@@ -92,6 +92,8 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   #pending = 0;
   readonly #subscribers = new Set<Subscription>();
   readonly #streams = new Map<number, StreamWriter>();
+  /** Over the asynchronous port: a queued flush of a stream closed before it ran, that failed (thrown by `flush()`). */
+  #streamFailure: unknown;
   /** States at events read with `at` (the last 16), reused by a fork from one of them (EN-47). */
   readonly #cache = new Map<EventId, KnownVersion>();
   #view: Tree | undefined;
@@ -304,7 +306,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   *#commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): Generator<unknown, EventMeta[], unknown> {
     this.#open();
     if (inputs.length === 0) return [];
-    this.#flushForCommit();
+    yield* this.#flushStreams();
     const j = this.#journal;
     const meta = (input: CommitOptions) => ({ label: input.label ?? null, by: input.by ?? null, ts: input.ts });
     // Literal ops are validated as written (errors name the caller's ids), then moved if needed.
@@ -398,6 +400,28 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    */
   #flushForCommit(): void {
     for (const s of [...this.#streams.values()]) s.flushQuietly();
+  }
+
+  /**
+   * {@link #flushForCommit} inside an operation, as steps: each stream's pending text is committed
+   * here, before what the operation does (over the asynchronous port a flush the stream asked for
+   * would be queued after it). With `raise`, the first failure is thrown after all were tried.
+   */
+  *#flushStreams(raise = false): Generator<unknown, void, unknown> {
+    let failure: { error: unknown } | undefined;
+    for (const s of [...this.#streams.values()]) {
+      const text = s.take();
+      if (text === "") continue;
+      try {
+        const metas = yield* this.#journal.commitWithOpsSteps([{ ops: [["append", s.element, text]], label: s.label }]);
+        s.flushed(text);
+        this.#publish(metas);
+      } catch (e) {
+        s.failed(text, e);
+        failure ??= { error: e };
+      }
+    }
+    if (raise && failure !== undefined) throw failure.error;
   }
 
   /**
@@ -547,7 +571,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     rewind = false,
   ): Generator<unknown, LifecycleWork, unknown> {
     // Streams belong to the line being left: what they hold is flushed, then they end.
-    this.#flushForCommit();
+    yield* this.#flushStreams();
     const before = { tree: this.#journal.tree, live: this.#journal.live };
     yield* move(this.id, this.branch, this.head.id);
     for (const s of [...this.#streams.values()])
@@ -640,11 +664,6 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    */
   stream(id: NodeId, options: StreamOptions = {}): StreamWriter {
     this.#open();
-    if (isAsyncStore(this.store))
-      throw new EngineError(
-        "bad-input",
-        "streaming into an element is not available on the asynchronous port yet; commit the text with `append` ops",
-      );
     const r = this.#journal.tree.rec(id);
     if (r === undefined) throw new EngineError("not-found", `element ${id} does not exist`);
     if (r.first !== 0) throw new EngineError("bad-event", `element ${id} <${r.tag}> has children; text can only be streamed into a leaf`);
@@ -663,9 +682,29 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   }
 
   /** @internal StreamHost */
-  flushChunk(id: NodeId, text: string, label: string): void {
+  flushChunk(id: NodeId, text: string, label: string, stream: StreamWriter): boolean {
     this.#open();
-    this.#publish(this.#journal.commitWithOps([{ ops: [["append", id, text]], label }]));
+    if (!isAsyncStore(this.store)) {
+      this.#publish(this.#journal.commitWithOps([{ ops: [["append", id, text]], label }]));
+      return false;
+    }
+    // Over the asynchronous port the flush is queued after the operations called before it, in
+    // order; the text stays shown (pending) until it is durable. If it fails the stream ends with
+    // its error (a later flush must not land before it); for a stream already closed the next
+    // `flush()` throws it.
+    const queued = this.#run(
+      function* (this: Session<P>) {
+        const metas = yield* this.#journal.commitWithOpsSteps([{ ops: [["append", id, text]], label }]);
+        stream.flushed(text);
+        this.#publish(metas);
+      }.bind(this),
+    ) as Promise<void>;
+    queued.catch((e: unknown) => {
+      if (!stream.closed) stream.abort(e);
+      else this.#streamFailure ??= e;
+      this.#view = undefined;
+    });
+    return true;
   }
 
   /** @internal StreamHost: whether element `id` can still take streamed text. */
@@ -683,7 +722,17 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    * Makes all streamed text durable now. Every stream is flushed; the first failure is thrown
    * after (a stream whose element can no longer take text has ended, see EN-27).
    */
-  flush(): void {
+  flush(): Answer<P, void> {
+    if (isAsyncStore(this.store))
+      // After the flushes queued before it; a queued flush of a closed stream that failed is thrown here.
+      return this.#run(
+        function* (this: Session<P>) {
+          yield* this.#flushStreams(true);
+          const failed = this.#streamFailure;
+          this.#streamFailure = undefined;
+          if (failed !== undefined) throw failed;
+        }.bind(this),
+      );
     let failure: { error: unknown } | undefined;
     for (const s of [...this.#streams.values()])
       try {
@@ -692,6 +741,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
         failure ??= { error: e };
       }
     if (failure !== undefined) throw failure.error;
+    return undefined as Answer<P, void>;
   }
 
   /**
@@ -713,9 +763,11 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
       yield* this.#commitMany([
         {
           change: (d) => {
-            const meta = d.selectOne(":root > meta");
+            // Found by walking down from the root, not by a selector (which indexes the whole tree:
+            // over the asynchronous port it would fetch every page, decision 0037).
+            const meta = d.tree.root.children.find((c) => c.tag === "meta");
             if (meta === undefined) return;
-            const container = d.selectOne(":root > meta > transitions")?.id ?? d.appendChild(meta.id, { tag: "transitions" });
+            const container = meta.children.find((c) => c.tag === "transitions")?.id ?? d.appendChild(meta.id, { tag: "transitions" });
             d.appendChild(container, { tag: "transition", attrs: { kind: reason } });
           },
           label: `session.${reason}`,

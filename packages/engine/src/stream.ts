@@ -25,8 +25,12 @@ export interface StreamOptions {
 export interface StreamHost {
   /** Shows pending text (not durable yet) and tells subscribers. */
   showChunk(id: NodeId, text: string): void;
-  /** Makes `text` durable as one `append` op; throws if it does not apply. */
-  flushChunk(id: NodeId, text: string, label: string): void;
+  /**
+   * Makes `text` durable as one `append` op; throws if it does not apply. Answers true when the
+   * flush is queued instead (the asynchronous port): the host then tells `stream` how it went
+   * ({@link StreamWriter.flushed}, or ends it).
+   */
+  flushChunk(id: NodeId, text: string, label: string, stream: StreamWriter): boolean;
   /** Whether the element can still take text (exists, has no children). */
   accepts(id: NodeId): boolean;
   /** The stream ended (after its last flush). */
@@ -35,6 +39,8 @@ export interface StreamHost {
 
 export class StreamWriter {
   #pending = "";
+  /** Text taken for flushes that have not answered yet (queued over the asynchronous port), oldest first. */
+  #inflight = "";
   #carry = "";
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
@@ -56,9 +62,9 @@ export class StreamWriter {
     this.#label = options.label ?? "stream";
   }
 
-  /** Text shown but not yet durable. */
+  /** Text shown but not yet durable (over the asynchronous port, also what queued flushes hold). */
   get pending(): string {
-    return this.#pending;
+    return this.#inflight + this.#pending;
   }
 
   get closed(): boolean {
@@ -104,26 +110,57 @@ export class StreamWriter {
 
   /**
    * Makes pending text durable now. Throws if that fails: if the element can no longer take text
-   * the stream has ended (the text is dropped); otherwise the text stays pending.
+   * the stream has ended (the text is dropped); otherwise the text stays pending. Over the
+   * asynchronous port the host queues the flush after the session's operations before it and
+   * returns: a queued flush that fails ends the stream with its error (decision 0037).
    */
   flush(): void {
+    const text = this.take();
+    if (text === "") return;
+    let queued: boolean;
+    try {
+      queued = this.host.flushChunk(this.element, text, this.#label, this);
+    } catch (e) {
+      this.failed(text, e);
+      throw e;
+    }
+    if (!queued) this.flushed(text);
+  }
+
+  /** Label of the flush events. */
+  get label(): string {
+    return this.#label;
+  }
+
+  /** @internal the pending text, taken for a flush (the timer cleared); "" when there is none or the stream is closed. */
+  take(): string {
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#pending === "" || this.#closed) return;
+    if (this.#pending === "" || this.#closed) return "";
     const text = this.#pending;
     this.#pending = "";
-    try {
-      this.host.flushChunk(this.element, text, this.#label);
-      this.#lastError = undefined;
-    } catch (e) {
-      if (this.host.accepts(this.element)) {
-        this.#pending = text + this.#pending;
-        this.#lastError = e;
-      } else this.abort(e);
-      throw e;
-    }
+    this.#inflight += text;
+    return text;
+  }
+
+  /** @internal the flush of `text` (taken with {@link take}, the oldest not answered) is durable. */
+  flushed(text: string): void {
+    this.#inflight = this.#inflight.slice(text.length);
+    this.#lastError = undefined;
+  }
+
+  /**
+   * @internal the flush of `text` (taken with {@link take}) failed with `e`: if the element can
+   * still take text the text is pending again, before what came since; otherwise the stream ends.
+   */
+  failed(text: string, e: unknown): void {
+    this.#inflight = this.#inflight.slice(text.length);
+    if (this.host.accepts(this.element)) {
+      this.#pending = text + this.#pending;
+      this.#lastError = e;
+    } else this.abort(e);
   }
 
   /** Like {@link flush}, never throwing (a session's own commits use it). */
@@ -159,6 +196,7 @@ export class StreamWriter {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#pending = "";
+    this.#inflight = "";
     this.#carry = "";
     this.#closed = true;
     this.#endedBy = reason;

@@ -136,6 +136,39 @@ describe.each(PORTS)("Session on $name", (port) => {
     expect(toSnapshot(reopened.tree)).toBe(toSnapshot(s.tree));
   });
 
+  it("EN-27: streamed text is durable in order, before the commits after it, whole after a reopen", async () => {
+    const p = place();
+    const s = await Session.create(await p.open());
+    const id = await turn(s, "");
+    const user = s.durableTree.rec(id)?.first as NodeId;
+    const other = await turn(s, "");
+    const into = s.durableTree.rec(other)?.first as NodeId;
+    // Flushed every 40 characters (over the asynchronous port each flush is queued in call order).
+    const w = s.stream(user, { maxBytes: 40, intervalMs: 60_000, label: "reply" });
+    const v = s.stream(into, { maxBytes: 1_000_000, intervalMs: 60_000, label: "other" });
+    const chunks = Array.from({ length: 30 }, (_, i) => `chunk ${i} `.repeat(3));
+    for (const c of chunks) w.append(c);
+    v.append("held until the commit");
+    expect(s.tree.rec(user)?.text).toBe(chunks.join("")); // shown at once, durable or not
+    // A commit makes what is pending durable first: it lands after every chunk.
+    await s.commit((d) => void d.appendChild(n(3), { tag: "turn", attrs: { after: "stream" } }), { label: "after" });
+    w.close();
+    await s.flush();
+    const log = await s.log();
+    const labels = log.map((e) => e.label);
+    // Every flush of the stream, then what the commit flushed of the other one, then the commit.
+    expect(labels.filter((l) => l === "reply").length).toBeGreaterThan(5);
+    expect(labels.lastIndexOf("reply")).toBeLessThan(labels.indexOf("other"));
+    expect(labels.slice(-2)).toEqual(["other", "after"]);
+    const reopened = (await Session.open(await p.open(), s.id)).session;
+    await reopened.load();
+    expect(reopened.durableTree.rec(user)?.text).toBe(chunks.join(""));
+    expect(reopened.durableTree.rec(into)?.text).toBe("held until the commit");
+    // A commit that removes a streamed element ends its stream; the writer says why.
+    await s.commit([["rm", other]]);
+    expect(() => v.append("more")).toThrow(/ended/);
+  });
+
   it("close records the transition, and a closed session refuses to write", async () => {
     const p = place();
     const s = await Session.create(await p.open());
@@ -273,11 +306,9 @@ describe.each(PORTS.filter((p) => p.async))("what the asynchronous port adds, on
     expect(texts(f).at(-1)).toBe("on the fork");
   });
 
-  it("says what it does not offer yet: streams, and subscriptions from before the head", async () => {
+  it("says what it does not offer yet: subscriptions from before the head", async () => {
     const s = await Session.create(await place().open());
-    const id = await turn(s, "x");
-    const user = s.durableTree.rec(id)?.first as NodeId;
-    expect(() => s.stream(user)).toThrow(/not available on the asynchronous port yet/);
+    await turn(s, "x");
     const first = s.head.id;
     await turn(s, "y");
     expect(() => s.subscribe({ from: first })).toThrow(/starts at the head/);
