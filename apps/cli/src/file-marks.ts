@@ -6,8 +6,8 @@
  */
 import { diffWorkspaces } from "@strata/agent";
 import type { Op, Tree } from "@strata/dom";
-import { materializeVersion } from "@strata/engine";
-import type { EventId, EventMeta, Store } from "@strata/store";
+import { loadTree, materializeVersion, type Port } from "@strata/engine";
+import { type EventId, type EventMeta, isAsyncStore } from "@strata/store";
 import { changeCounts } from "./filediff.ts";
 
 export interface FileCounts {
@@ -63,23 +63,26 @@ const WORKSPACE = "workspace";
  * The file change counts of each event of `shown` (events of the chain ending at `head`, oldest
  * first) that changed any file; `ops` gives each shown event's ops (undefined: not a patch).
  */
-export function fileMarks(
-  store: Store,
+export async function fileMarks(
+  store: Port,
   head: EventId,
   shown: readonly EventMeta[],
   ops: ReadonlyMap<EventId, readonly Op[]>,
-): Map<EventId, FileCounts> {
+): Promise<Map<EventId, FileCounts>> {
   const marks = new Map<EventId, FileCounts>();
   const first = shown[0];
   const last = shown.at(-1);
   if (first === undefined || last === undefined) return marks;
   const wanted = new Set(shown.map((e) => e.id));
-  const before = first.depth > 1 ? store.atDepth(head, first.depth - 1) : undefined;
+  const before = first.depth > 1 ? await store.atDepth(head, first.depth - 1) : undefined;
   // The state before the first shown event with its lifecycle set (from the snapshot header), so
   // folding on from it walks no tree (CLI-37).
-  const start = before === undefined ? undefined : materializeVersion(store, before.id);
+  const start = before === undefined ? undefined : await materializeVersion(store, before.id);
+  // Over the network the folds below read the tree's structure from memory (decision 0037): its
+  // pages are fetched first, in one call (tags and attributes; no text is read).
+  if (start !== undefined && isAsyncStore(store)) await loadTree(start.tree, { texts: false });
   let prev: Tree | undefined = start?.tree;
-  materializeVersion(store, last.id, {
+  await materializeVersion(store, last.id, {
     ...(start === undefined ? { fromGenesis: true } : { from: { tree: start.tree, depth: (before as EventMeta).depth, live: start.live } }),
     onEvent(tree, id) {
       const o = ops.get(id);

@@ -48,12 +48,14 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
   it("a PostgreSQL URL: a command that does not run there is a usage error naming what to do, one that cannot reach the server says so; the password hidden, nothing created", async () => {
     const dir = tempDir();
     for (const args of [
-      ["--db", "postgres://me:secret@127.0.0.1:1/x", "log", "@last"],
-      ["log", "@last"],
+      ["--db", "postgres://me:secret@127.0.0.1:1/x", "fork", "@last"],
+      ["fork", "@last"],
     ]) {
       const r = await strata(dir, args, args.length === 2 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/is a PostgreSQL store: the strata command reads sessions there \(`ls`, `show`, `branches`\).* point --db/);
+      expect(r.stderr).toMatch(
+        /is a PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`\).* point --db/,
+      );
       expect(r.stderr).not.toContain("secret");
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }

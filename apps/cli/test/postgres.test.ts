@@ -2,7 +2,7 @@
  * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
- * (the bundles' XML), through the real command and a real server; `ls`, `branches` and `show` read
+ * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches` and `show` read
  * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
  * URL with a usage error saying what it can do.
  */
@@ -92,6 +92,21 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
         .branches.map((x) => [x.name, x.eventCount])
         .sort(),
     );
+    // log: the page of events with their file marks (the workspace the run recorded), and a label filter.
+    for (const view of [
+      ["--limit", "0", "--json"],
+      ["--limit", "5"],
+      ["--label", "call.*", "--json"],
+    ]) {
+      const there = await onPg(["log", `${moved.session}@side`, ...view]);
+      const here = await strata(dir, ["log", `${run.session}@side`, ...view]);
+      expect(there.code, there.stderr).toBe(0);
+      expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
+    }
+    const marked = json<{ events: { fileChanges: { added: number } | null }[] }>(
+      await onPg(["log", moved.session, "--limit", "0", "--json"]),
+    );
+    expect(marked.events.some((e) => (e.fileChanges?.added ?? 0) > 0)).toBe(true);
     for (const view of [["--xml"], ["--select", "turn", "--json"], ["--at", "head~2", "--xml"]]) {
       const there = await onPg(["show", `${moved.session}@side`, ...view]);
       const here = await strata(dir, ["show", `${run.session}@side`, ...view]);
@@ -114,13 +129,15 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
     for (const cmd of [
-      ["log", "@last"],
+      ["diff", "@last", "@last~1"],
       ["fork", "@last"],
       ["import", "--from", "pi", "x.jsonl"],
     ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toMatch(/PostgreSQL store: the strata command reads sessions there \(`ls`, `show`, `branches`\) and moves them/);
+      expect(r.stderr).toMatch(
+        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`\) and moves them/,
+      );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);
     expect(missing.code).toBe(1);

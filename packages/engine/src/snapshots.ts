@@ -213,12 +213,13 @@ export function* loadSnapshotSteps(
 
 /**
  * Loads every page and text of `tree` and answers it (decision 0037): a tree from `at`, `materialize`
- * or `Session.tree` over the asynchronous port reads only what was fetched. Over the synchronous
- * port it reads everything from the store at once.
+ * or `Session.tree` over the asynchronous port reads only what was fetched. With `texts: false`,
+ * only the pages: the structure, tags and attributes read whole, each text still fetched when
+ * first read. Over the synchronous port it reads them from the store at once.
  */
-export function loadTree(tree: Tree): Promise<Tree> {
+export function loadTree(tree: Tree, options: { readonly texts?: boolean } = {}): Promise<Tree> {
   try {
-    return Promise.resolve(drive(loadTreeSteps(tree)));
+    return Promise.resolve(drive(loadTreeSteps(tree, options)));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -310,7 +311,8 @@ class AsyncPages implements PageSource {
  * then a round per page loaded earlier whose texts were not read. Over the synchronous port it
  * reads them all from the store. Answers the same tree, now readable whole.
  */
-export function* loadTreeSteps(tree: Tree): Generator<unknown, Tree, unknown> {
+export function* loadTreeSteps(tree: Tree, options: { readonly texts?: boolean } = {}): Generator<unknown, Tree, unknown> {
+  const texts = options.texts !== false;
   const bySource = new Map<AsyncPages, string[]>();
   for (const [, slot] of tree.slotEntries()) {
     if (!(slot instanceof LazyPage) || slot.loaded) continue;
@@ -320,11 +322,11 @@ export function* loadTreeSteps(tree: Tree): Generator<unknown, Tree, unknown> {
     if (list === undefined) bySource.set(source, [slot.ref]);
     else list.push(slot.ref);
   }
-  for (const [source, addresses] of bySource) yield* source.fetch(addresses, true);
+  for (const [source, addresses] of bySource) yield* source.fetch(addresses, texts);
   yield* settle(() => {
     for (const [, slot] of tree.slotEntries()) {
       const page = slot instanceof LazyPage ? slot.page : slot;
-      if (page !== undefined) for (const r of page) if (r !== undefined) void r.text;
+      if (texts && page !== undefined) for (const r of page) if (r !== undefined) void r.text;
     }
   });
   return tree;

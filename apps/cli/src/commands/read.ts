@@ -26,33 +26,33 @@ export const log: CommandImpl = {
     int(args, "limit", 100);
     parseAddress(args.positionals[0] as string);
   },
-  run(ctx, args) {
+  async run(ctx, args) {
     const limit = int(args, "limit", 100);
     const glob = str(args, "label");
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const match = glob === undefined ? () => true : globMatcher(glob);
     // Without a label filter only the last `limit` events are read (depths on a chain are 1 … the
     // head's): the cost is the page shown, not the session's length (CLI-37). A filter reads the
     // chain's metadata (no payloads) to find and count the matches.
-    const headDepth = (store.eventMeta(a.event) as EventMeta).depth;
+    const headDepth = ((await store.eventMeta(a.event)) as EventMeta).depth;
     let shown: EventMeta[];
     let total: number;
     if (glob === undefined && limit > 0) {
-      shown = store.chainMeta(a.event, Math.max(0, headDepth - limit), limit);
+      shown = await store.chainMeta(a.event, Math.max(0, headDepth - limit), limit);
       total = headDepth;
     } else {
-      const all = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER).filter((e) => match(e.label ?? ""));
+      const all = (await store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER)).filter((e) => match(e.label ?? ""));
       shown = limit === 0 ? all : all.slice(-limit);
       total = all.length;
     }
-    const events = store.events(shown.map((e) => e.id));
+    const events = await store.events(shown.map((e) => e.id));
     if (events.length !== shown.length)
       throw new CliError(
         `the database ${ctx.dbPath} is damaged: ${shown.length - events.length} events of the chain of ${a.session.id}@${a.branch.name} cannot be read; \`strata verify\` lists the damage`,
       );
     const marks = new Map<number, string[]>();
-    for (const b of store.branches(a.session.id)) {
+    for (const b of await store.branches(a.session.id)) {
       if (b.originEvent === null || b.name === a.branch.name) continue;
       const list = marks.get(b.originEvent) ?? [];
       list.push(b.origin === "fork" ? `⑂ fork → ${b.name}` : `↶ rewound here; old head kept as ${b.name}`);
@@ -73,7 +73,7 @@ export const log: CommandImpl = {
       return { id: e.id, depth: e.depth, ts: e.ts, label: e.label, by: e.by, kind: e.kind, summary, marks: marks.get(e.id) ?? [] };
     });
     // A damaged event is shown as such, and the chain is not folded past it.
-    const files = unreadable ? new Map<EventId, FileCounts>() : fileMarks(store, a.event, shown, ops);
+    const files = unreadable ? new Map<EventId, FileCounts>() : await fileMarks(store, a.event, shown, ops);
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
