@@ -28,6 +28,7 @@ import { eventId, type SessionId } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
 import pg from "pg";
 import { BLOCK, contentOf, MESSAGES, rawPayload, SEED, type Step, stepOps, steps } from "../api/workload.ts";
+import { type Around, StatementCounter } from "./statements.ts";
 
 const [mode, url, a, b, c] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
 
@@ -54,19 +55,6 @@ function extraStep(i: number): Step {
   return { ...first, i };
 }
 
-/** The kind of a statement, for the breakdown (as bench/postgres/pg.ts names them). */
-function kindOf(text: string): string {
-  const t = text.trimStart().slice(0, 200).toUpperCase();
-  if (/^(BEGIN|COMMIT|ROLLBACK)\b/.test(t)) return "transaction";
-  if (/^(SAVEPOINT|RELEASE|ROLLBACK TO)\b/.test(t)) return "savepoint";
-  if (/^SELECT PG_NOTIFY\(/.test(t)) return "notify";
-  const m = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT|WITH)\s+("?[A-Z0-9_]+"?\.)?"?([A-Z0-9_]+)/.exec(t);
-  if (m === null) return "other";
-  const verb = (m[1] as string).split(" ")[0]?.toLowerCase() as string;
-  if (verb === "insert" || verb === "update" || verb === "delete") return `${verb} ${(m[3] as string).toLowerCase()}`;
-  return verb === "with" ? "with" : "select";
-}
-
 interface Socketed {
   readonly connection?: { readonly stream?: { readonly bytesRead?: number } };
 }
@@ -75,68 +63,55 @@ const TRACE = process.env.BENCH_PGS_TRACE === "1";
 
 const bytesOf = (client: object) => (client as Socketed).connection?.stream?.bytesRead ?? 0;
 
+/** BENCH_PGS_TRACE=1: a statement's time to its answer, the bytes it brought and its rows, on stderr. */
+const trace: Around = (client, text, args, send) => {
+  const t = performance.now();
+  const b0 = bytesOf(client);
+  const report = (r: { rowCount?: number | null } | undefined) =>
+    process.stderr.write(
+      `  ${(performance.now() - t).toFixed(1).padStart(7)} ms ${String(bytesOf(client) - b0).padStart(10)} B ${String(r?.rowCount ?? "").padStart(7)} rows  ${text.replace(/\s+/g, " ").slice(0, 110)}\n`,
+    );
+  const last = args[args.length - 1];
+  if (typeof last === "function") {
+    // pool.query's form: a callback, no promise.
+    args[args.length - 1] = (e: unknown, r: { rowCount?: number }) => {
+      report(r);
+      (last as (e: unknown, r: unknown) => void)(e, r);
+    };
+    return send(...args);
+  }
+  const answer = send(...args) as Promise<{ rowCount?: number }>;
+  answer.then(report, () => {});
+  return answer;
+};
+
 /**
- * Counts the statements a store's pool sends and the bytes its connections receive: every client
- * the pool hands out is wrapped on its "acquire" event (as bench/postgres/pg.ts counts appends).
+ * Counts the statements a store's pool sends (statements.ts) and the bytes its connections
+ * receive; with BENCH_PGS_TRACE=1 each statement's time to its answer and its bytes, on stderr.
  */
 class Meter {
-  statements = 0;
-  kinds = new Map<string, number>();
-  readonly clients = new Set<object>();
+  readonly #counter: StatementCounter;
   #bytes0 = 0;
 
   constructor(store: PgStore) {
-    const pool = (store as unknown as { inner: { pool: pg.Pool } }).inner.pool;
-    pool.on("acquire", (client) => {
-      if (this.clients.has(client)) return;
-      this.clients.add(client);
-      const send = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const q = args[0];
-        const text = typeof q === "string" ? q : typeof (q as { text?: unknown })?.text === "string" ? (q as { text: string }).text : "";
-        this.statements++;
-        const k = kindOf(text);
-        this.kinds.set(k, (this.kinds.get(k) ?? 0) + 1);
-        if (!TRACE) return send(...args);
-        // BENCH_PGS_TRACE=1: each statement's time to its answer and the bytes it brought, on stderr.
-        const t = performance.now();
-        const b0 = bytesOf(client);
-        const report = (r: { rowCount?: number | null } | undefined) =>
-          process.stderr.write(
-            `  ${(performance.now() - t).toFixed(1).padStart(7)} ms ${String(bytesOf(client) - b0).padStart(10)} B ${String(r?.rowCount ?? "").padStart(7)} rows  ${text.replace(/\s+/g, " ").slice(0, 110)}\n`,
-          );
-        const last = args[args.length - 1];
-        if (typeof last === "function") {
-          // pool.query's form: a callback, no promise.
-          args[args.length - 1] = (e: unknown, r: { rowCount?: number }) => {
-            report(r);
-            (last as (e: unknown, r: unknown) => void)(e, r);
-          };
-          return send(...args);
-        }
-        const answer = send(...args) as Promise<{ rowCount?: number }>;
-        answer.then(report, () => {});
-        return answer;
-      };
-    });
+    this.#counter = new StatementCounter(store, TRACE ? trace : undefined);
   }
 
   #bytes(): number {
     let n = 0;
-    for (const cl of this.clients) n += bytesOf(cl);
+    for (const cl of this.#counter.clients) n += bytesOf(cl);
     return n;
   }
 
   /** Starts a phase: counts from zero. */
   start(): void {
-    this.statements = 0;
-    this.kinds = new Map();
+    this.#counter.reset();
     this.#bytes0 = this.#bytes();
   }
 
   /** What the phase since `start` sent and received. */
   phase(): { statements: number; kinds: Record<string, number>; bytes: number } {
-    return { statements: this.statements, kinds: Object.fromEntries(this.kinds), bytes: this.#bytes() - this.#bytes0 };
+    return { statements: this.#counter.total, kinds: Object.fromEntries(this.#counter.kinds), bytes: this.#bytes() - this.#bytes0 };
   }
 }
 
@@ -271,18 +246,9 @@ async function raw(): Promise<void> {
       }
       case "raw-fork": {
         const name = `fork-${process.pid}-${Date.now()}`;
-        await client.query("BEGIN");
         const at = await client.query(`SELECT id FROM ${table} WHERE id = $1`, [Number(b)]);
         if (at.rows.length !== 1) throw new Error(`raw fork: row ${b} is not in ${table}`);
-        const ins = await client.query(`INSERT INTO ${table} (parent, ts, kind, label, data) VALUES ($1, $2, $3, $4, $5) RETURNING id`, [
-          Number(b),
-          Date.now(),
-          "patch@1",
-          "step",
-          data,
-        ]);
-        await client.query(`INSERT INTO ${table.replace("raw_", "raw_branch_")} (name, head) VALUES ($1, $2)`, [name, ins.rows[0]?.id]);
-        await client.query("COMMIT");
+        await rawFork(client, table, Number(b), data, name);
         const t1 = performance.now();
         const open = { ...phase(), statements: 5 };
         const warm: number[] = [];

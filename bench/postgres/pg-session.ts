@@ -56,6 +56,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { StatementCounter } from "./statements.ts";
 
 const NAME = "pg-session";
 const SIZES = (process.env.BENCH_PGS_STEPS ?? "1000,10000,100000").split(",").map(Number);
@@ -73,51 +74,6 @@ const HALF_RATIO = 1.2;
 const FORK_MS = 5;
 
 for (const n of SIZES) if (!Number.isInteger(n) || n < 2) throw new Error(`BENCH_PGS_STEPS: ${n} is not a size of at least 2 steps`);
-
-/** The kind of a statement, for the breakdown of what a commit sends (as bench/postgres/pg.ts names them). */
-function kindOf(text: string): string {
-  const t = text.trimStart().slice(0, 200).toUpperCase();
-  if (/^(BEGIN|COMMIT|ROLLBACK)\b/.test(t)) return "transaction";
-  if (/^(SAVEPOINT|RELEASE|ROLLBACK TO)\b/.test(t)) return "savepoint";
-  if (/^SELECT PG_NOTIFY\(/.test(t)) return "notify";
-  const m = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT|WITH)\s+("?[A-Z0-9_]+"?\.)?"?([A-Z0-9_]+)/.exec(t);
-  if (m === null) return "other";
-  const verb = (m[1] as string).split(" ")[0]?.toLowerCase() as string;
-  if (verb === "insert" || verb === "update" || verb === "delete") return `${verb} ${(m[3] as string).toLowerCase()}`;
-  return verb === "with" ? "with" : "select";
-}
-
-/**
- * Counts the statements a store's pool sends: every client the pool hands out is wrapped on its
- * "acquire" event (for `pool.query` and `pool.connect` alike), as bench/postgres/pg.ts does.
- */
-class StatementCounter {
-  total = 0;
-  kinds = new Map<string, number>();
-  readonly #wrapped = new WeakSet<object>();
-
-  constructor(store: PgStore) {
-    const pool = (store as unknown as { inner: { pool: pg.Pool } }).inner.pool;
-    pool.on("acquire", (client) => {
-      if (this.#wrapped.has(client)) return;
-      this.#wrapped.add(client);
-      const send = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const q = args[0];
-        const text = typeof q === "string" ? q : typeof (q as { text?: unknown })?.text === "string" ? (q as { text: string }).text : "";
-        this.total++;
-        const k = kindOf(text);
-        this.kinds.set(k, (this.kinds.get(k) ?? 0) + 1);
-        return send(...args);
-      };
-    });
-  }
-
-  reset(): void {
-    this.total = 0;
-    this.kinds = new Map();
-  }
-}
 
 interface Phase {
   readonly statements: number;

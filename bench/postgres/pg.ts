@@ -26,7 +26,7 @@
  * Run: npx tsx bench/run.ts postgres   (by hand: BENCH_PG_STEPS=500 node --import tsx --conditions=@strata/source bench/postgres/pg.ts)
  */
 import type { EventId, EventInput, SessionId } from "@strata/store";
-import { openPgStore, type PgStore } from "@strata/store-postgres";
+import { openPgStore } from "@strata/store-postgres";
 import { startPgServer } from "@strata/store-postgres/testing";
 import pg from "pg";
 import { rawPayload, steps } from "../api/workload.ts";
@@ -46,6 +46,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { StatementCounter } from "./statements.ts";
 
 const NAME = "pg";
 const STEPS = Number(process.env.BENCH_PG_STEPS ?? 2000);
@@ -60,51 +61,6 @@ const WARMUP = 50;
 /** The tables of a store's schema whose rows and bytes are counted. */
 const TABLES = ["events", "segments", "branches", "snapshots", "blobs", "sessions"] as const;
 const FORK_TABLES = ["branches", "events", "segments", "snapshots", "blobs"] as const;
-
-/** The kind of a statement, for the breakdown of what an append sends. */
-function kindOf(text: string): string {
-  const t = text.trimStart().slice(0, 200).toUpperCase();
-  if (/^(BEGIN|COMMIT|ROLLBACK)\b/.test(t)) return "transaction";
-  if (/^(SAVEPOINT|RELEASE|ROLLBACK TO)\b/.test(t)) return "savepoint";
-  const m = /^(INSERT INTO|UPDATE|DELETE FROM|SELECT|WITH)\s+("?[A-Z0-9_]+"?\.)?"?([A-Z0-9_]+)/.exec(t);
-  if (m === null) return "other";
-  const verb = (m[1] as string).split(" ")[0]?.toLowerCase() as string;
-  if (verb === "insert" || verb === "update" || verb === "delete") return `${verb} ${(m[3] as string).toLowerCase()}`;
-  return verb === "with" ? "with" : "select";
-}
-
-/**
- * Counts the statements a store's pool sends. pg-pool's `query` takes a client through `connect`
- * and sends on it, so wrapping every client the pool hands out (its "acquire" event, for
- * `pool.query` and `pool.connect` alike) counts each statement exactly once.
- */
-class StatementCounter {
-  total = 0;
-  kinds = new Map<string, number>();
-  readonly #wrapped = new WeakSet<object>();
-
-  constructor(store: PgStore) {
-    const pool = (store as unknown as { inner: { pool: pg.Pool } }).inner.pool;
-    pool.on("acquire", (client) => {
-      if (this.#wrapped.has(client)) return;
-      this.#wrapped.add(client);
-      const send = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const q = args[0];
-        const text = typeof q === "string" ? q : typeof (q as { text?: unknown })?.text === "string" ? (q as { text: string }).text : "";
-        this.total++;
-        const k = kindOf(text);
-        this.kinds.set(k, (this.kinds.get(k) ?? 0) + 1);
-        return send(...args);
-      };
-    });
-  }
-
-  reset(): void {
-    this.total = 0;
-    this.kinds = new Map();
-  }
-}
 
 /** A store event of one step. */
 const event = (data: string): EventInput => ({ kind: "patch@1", label: "x", data });
