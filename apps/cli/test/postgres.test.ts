@@ -2,7 +2,7 @@
  * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
- * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches` and `show` read
+ * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches`, `show` and `verify` read
  * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
  * URL with a usage error saying what it can do.
  */
@@ -114,6 +114,13 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
     }
 
+    // verify on PostgreSQL: the store's checks and the engine's, clean after the move.
+    const checked = await onPg(["verify", "--json"]);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(json<{ ok: boolean; findings: unknown[]; eventCount: number }>(checked)).toMatchObject({ ok: true, findings: [] });
+    expect(json<{ eventCount: number }>(checked).eventCount).toBeGreaterThan(0);
+    expect((await onPg(["verify", moved.session])).code).toBe(0);
+
     // @last and an id prefix find the session in PostgreSQL too.
     const last = await strata(dir, ["--db", remote, "export", "@last"]);
     expect(JSON.parse(last.stdout).session.id).toBe(moved.session);
@@ -136,7 +143,7 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`\) and moves them/,
+        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`, `verify`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

@@ -37,4 +37,4 @@ export { loadTree } from "./snapshots.ts";
 export { decodeSse, decodeSseMessage, decodeSseStream, encodeSse, type Frame, SseDecoder, type StreamErrorCode } from "./sse.ts";
 export { type StreamOptions, StreamWriter } from "./stream.ts";
 export { Subscription } from "./subscription.ts";
-export { verifyHooks, verifyStore } from "./verify.ts";
+export { verifyHooks, verifyPort, verifyStore } from "./verify.ts";

@@ -7,7 +7,7 @@
 import { type NodeId, nodeId, toSnapshot, toXml } from "@strata/dom";
 import { type EventId, isAsyncStore, LeaseLost, type Store } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadTree, materialize, Session, verifyStore } from "../src/index.ts";
+import { loadTree, materialize, Session, verifyPort, verifyStore } from "../src/index.ts";
 import { type AnyPort, PORTS, type PortPlace } from "./ports.ts";
 
 const n = nodeId;
@@ -167,6 +167,29 @@ describe.each(PORTS)("Session on $name", (port) => {
     // A commit that removes a streamed element ends its stream; the writer says why.
     await s.commit([["rm", other]]);
     expect(() => v.append("more")).toThrow(/ended/);
+  });
+
+  it("EN-16: verify finds the same on every port — clean, then a snapshot that is not its chain's replay and a payload that does not decode", async () => {
+    const p = place();
+    const store = await p.open();
+    const s = await Session.create(store, { snapshotEvery: 4 });
+    for (let i = 0; i < 12; i++) await turn(s, long("turn", i));
+    const clean = await verifyPort(store);
+    expect(clean.findings).toEqual([]);
+    expect(clean.ok).toBe(true);
+    // A snapshot written at a later event with an earlier event's state, and an event that is not JSON.
+    const log = await s.log();
+    const early = (await store.nearestSnapshot((log[5] as { id: EventId }).id)) as { header: string; pages: readonly (string | null)[] };
+    const late = log[10] as { id: EventId; depth: number };
+    expect((await store.nearestSnapshot(late.id))?.event).not.toBe(late.id);
+    await store.putSnapshot(late.id, early.header, early.pages);
+    const [broken] = await store.append(s.id, "main", s.head.id, [{ kind: "patch@1", label: "broken", data: "{not json" }]);
+    const report = await verifyPort(store);
+    expect(report.ok).toBe(false);
+    const found = report.findings.map((f) => [f.code, f.event]);
+    expect(found).toContainEqual(["snapshot-mismatch", late.id]);
+    expect(found).toContainEqual(["bad-event", broken?.id]);
+    expect(report.findings.find((f) => f.code === "snapshot-mismatch")?.message).toMatch(/differs from the replay/);
   });
 
   it("close records the transition, and a closed session refuses to write", async () => {

@@ -1,7 +1,7 @@
 /** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24, CLI-36). */
 import { diffWorkspaces, verifyRequests } from "@strata/agent";
 import { diffTrees } from "@strata/dom";
-import { materialize, replayVerify, Session, verifyStore } from "@strata/engine";
+import { materialize, replayVerify, Session, verifyPort } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
 import { allHold, fileCondition, parseFileCondition, selectorCondition } from "../bisect-conditions.ts";
@@ -14,10 +14,11 @@ import { oneLine } from "../terminal.ts";
 import { OVERRIDE, rerunCommand } from "./rerun.ts";
 
 export const verify: CommandImpl = {
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const session = args.positionals[0] === undefined ? undefined : findSession(store, args.positionals[0]).id;
-    const report = verifyStore(store, session, (done, total) => ctx.out.progress(`verifying: ${done}/${total} events`));
+  async run(ctx, args) {
+    // On either port: on PostgreSQL the store's checks, then the engine's (verifyPort).
+    const store = await ctx.reader();
+    const session = args.positionals[0] === undefined ? undefined : (await findSession(store, args.positionals[0])).id;
+    const report = await verifyPort(store, session, (done, total) => ctx.out.progress(`verifying: ${done}/${total} events`));
     ctx.out.progressDone();
     if (ctx.out.json)
       ctx.out.data({
