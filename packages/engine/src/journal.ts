@@ -326,7 +326,10 @@ export class Journal {
    * caller wrote them (errors name the caller's ids); if the line needs a new id range, every id
    * they mint is then moved into it (EN-17).
    */
-  *commitWithOpsSteps(inputs: readonly CommitInput[]): Generator<unknown, { metas: EventMeta[]; patches: (readonly Op[])[] }, unknown> {
+  *commitWithOpsSteps(
+    inputs: readonly CommitInput[],
+    onApplied?: () => void,
+  ): Generator<unknown, { metas: EventMeta[]; patches: (readonly Op[])[] }, unknown> {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs);
     const base = this.#tree;
@@ -341,7 +344,7 @@ export class Journal {
       stored = floored;
       folds = yield* settle(() => foldAll(base, floored));
     }
-    return { metas: yield* this.#append(inputs, stored, folds, plan), patches: stored };
+    return { metas: yield* this.#append(inputs, stored, folds, plan, onApplied), patches: stored };
   }
 
   /**
@@ -362,6 +365,7 @@ export class Journal {
     inputs: readonly CommitInput[],
     plan: IdPlan,
     folded?: { readonly base: Tree; readonly folds: readonly Fold[] },
+    onApplied?: () => void,
   ): Generator<unknown, { metas: EventMeta[]; patches: (readonly Op[])[] }, unknown> {
     if (inputs.length === 0) return { metas: [], patches: [] };
     checkInputs(inputs, plan.floor);
@@ -378,7 +382,7 @@ export class Journal {
     const floored = first !== undefined && first[0] === "set" && first[1] === 0;
     if (last.hwm > plan.end || (plan.floor === undefined ? this.#end === undefined : !floored))
       throw new EngineError("bad-input", `the patches mint ids outside the range planned for them (up to ${plan.end})`);
-    return { metas: yield* this.#append(inputs, patches, folds, plan), patches };
+    return { metas: yield* this.#append(inputs, patches, folds, plan, onApplied), patches };
   }
 
   /**
@@ -452,6 +456,8 @@ export class Journal {
     patches: readonly (readonly Op[])[],
     folds: readonly Fold[],
     plan: IdPlan,
+    /** Called once the events are the live state, before any snapshot they call for is written (which may wait for the store). */
+    onApplied?: () => void,
   ): Generator<unknown, EventMeta[], unknown> {
     const head = this.#head;
     const metas = yield* value(
@@ -487,6 +493,7 @@ export class Journal {
       advanceIndex(before, tree, effect);
       this.#tree = tree;
       this.#head = meta;
+      if (i === metas.length - 1) onApplied?.();
       yield* this.#maybeSnapshot();
     }
     return metas;

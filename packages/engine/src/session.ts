@@ -94,6 +94,10 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   readonly #streams = new Map<number, StreamWriter>();
   /** Over the asynchronous port: a queued flush of a stream closed before it ran, that failed (thrown by `flush()`). */
   #streamFailure: unknown;
+  /** Over the asynchronous port: closed streams whose queued flushes have not all landed (still shown). */
+  readonly #draining = new Set<StreamWriter>();
+  /** Over the asynchronous port: streams whose queued flushes are dropped (their element went away, or one failed). */
+  readonly #dropped = new WeakSet<StreamWriter>();
   /** States at events read with `at` (the last 16), reused by a fork from one of them (EN-47). */
   readonly #cache = new Map<EventId, KnownVersion>();
   #view: Tree | undefined;
@@ -252,11 +256,16 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     if (this.#view === undefined) {
       const durable = this.#journal.tree;
       const ops: Op[] = [];
-      for (const s of this.#streams.values())
+      for (const s of this.#shown())
         if (s.pending !== "" && durable.rec(s.element)?.first === 0) ops.push(["append", s.element, s.pending]);
       this.#view = ops.length === 0 ? durable : applyPatch(durable, ops);
     }
     return this.#view;
+  }
+
+  /** The streams whose text is shown before it is durable: the open ones, and closed ones still flushing. */
+  #shown(): StreamWriter[] {
+    return this.#draining.size === 0 ? [...this.#streams.values()] : [...this.#streams.values(), ...this.#draining];
   }
 
   /** The tree as the log has it (what a reopen gives). */
@@ -290,6 +299,9 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    * changes nothing. Returns the event.
    */
   commit(change: Change, options: CommitOptions = {}): Answer<P, EventMeta> {
+    // Streamed text is made durable first, as of this call (over the asynchronous port its
+    // flushes are queued before the commit).
+    this.#flushForCommit();
     return this.#run(() => first(this.#commitMany([{ change, ...options }])));
   }
 
@@ -300,18 +312,25 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    * ids it captures are the ids it gets.
    */
   commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): Answer<P, EventMeta[]> {
+    if (inputs.length > 0) this.#flushForCommit();
     return this.#run(() => this.#commitMany(inputs));
   }
 
   *#commitMany(inputs: readonly ({ change: Change } & CommitOptions)[]): Generator<unknown, EventMeta[], unknown> {
     this.#open();
     if (inputs.length === 0) return [];
-    yield* this.#flushStreams();
     const j = this.#journal;
+    // The view (durable tree + streamed text) follows the commit as soon as it is live.
+    const applied = () => void (this.#view = undefined);
     const meta = (input: CommitOptions) => ({ label: input.label ?? null, by: input.by ?? null, ts: input.ts });
     // Literal ops are validated as written (errors name the caller's ids), then moved if needed.
     if (inputs.every((i) => typeof i.change !== "function"))
-      return this.#publish(yield* j.commitWithOpsSteps(inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) }))));
+      return this.#publish(
+        yield* j.commitWithOpsSteps(
+          inputs.map((i) => ({ ops: i.change as readonly Op[], ...meta(i) })),
+          applied,
+        ),
+      );
     const base = j.tree;
     // Author on the tree as it will be: a new line starts at a floor in its own range (L5).
     const author = (floor: number | undefined): { patches: CommitInput[]; minted: number; folds: Fold[] } => {
@@ -360,7 +379,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
         "a recipe minted a different number of ids each time it ran; recipes must be pure functions of the draft",
       );
     return this.#publish(
-      yield* j.commitPlannedSteps(authored.patches, plan, floor === undefined ? { base, folds: authored.folds } : undefined),
+      yield* j.commitPlannedSteps(authored.patches, plan, floor === undefined ? { base, folds: authored.folds } : undefined, applied),
     );
   }
 
@@ -371,7 +390,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
       const frame: Frame = { type: "event", id: m.id, label: m.label, by: m.by, ops: markChecked(patches[i] as readonly Op[]) };
       for (const s of this.#subscribers) s.offer(frame);
     }
-    if (this.#streams.size > 0) this.#endRemovedStreams(metas[metas.length - 1] as EventMeta);
+    if (this.#streams.size > 0 || this.#draining.size > 0) this.#endRemovedStreams(metas[metas.length - 1] as EventMeta);
     return metas;
   }
 
@@ -381,9 +400,13 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    */
   #endRemovedStreams(meta: EventMeta): void {
     const tree = this.#journal.tree;
-    for (const s of [...this.#streams.values()]) {
+    for (const s of this.#shown()) {
       const r = tree.rec(s.element);
       if (r !== undefined && r.first === 0) continue;
+      // Its flushes still queued (over the asynchronous port) cannot land any more: dropped.
+      this.#dropped.add(s);
+      this.#draining.delete(s);
+      this.#view = undefined;
       s.abort(
         new EngineError(
           "stream-ended",
@@ -400,28 +423,6 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    */
   #flushForCommit(): void {
     for (const s of [...this.#streams.values()]) s.flushQuietly();
-  }
-
-  /**
-   * {@link #flushForCommit} inside an operation, as steps: each stream's pending text is committed
-   * here, before what the operation does (over the asynchronous port a flush the stream asked for
-   * would be queued after it). With `raise`, the first failure is thrown after all were tried.
-   */
-  *#flushStreams(raise = false): Generator<unknown, void, unknown> {
-    let failure: { error: unknown } | undefined;
-    for (const s of [...this.#streams.values()]) {
-      const text = s.take();
-      if (text === "") continue;
-      try {
-        const metas = yield* this.#journal.commitWithOpsSteps([{ ops: [["append", s.element, text]], label: s.label }]);
-        s.flushed(text);
-        this.#publish(metas);
-      } catch (e) {
-        s.failed(text, e);
-        failure ??= { error: e };
-      }
-    }
-    if (raise && failure !== undefined) throw failure.error;
   }
 
   /**
@@ -537,6 +538,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    */
   rewind(event: EventId, options: { keepAs?: string } = {}): Answer<P, LifecycleWork> {
     this.#open();
+    this.#flushForCommit();
     return this.#run(() => this.#rewind(event, options));
   }
 
@@ -556,6 +558,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   /** Makes this object follow another branch of the session (a branch switch): same lifecycle operation. */
   switchTo(branch: string): Answer<P, LifecycleWork> {
     this.#open();
+    this.#flushForCommit();
     return this.#run(() => this.#switchTo(branch));
   }
 
@@ -570,8 +573,8 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     move: (id: SessionId, branch: string, expected: EventId) => Generator<unknown, void, unknown>,
     rewind = false,
   ): Generator<unknown, LifecycleWork, unknown> {
-    // Streams belong to the line being left: what they hold is flushed, then they end.
-    yield* this.#flushStreams();
+    // Streams belong to the line being left: what they hold was flushed when the move was called
+    // (rewind, switchTo), and they end here.
     const before = { tree: this.#journal.tree, live: this.#journal.live };
     yield* move(this.id, this.branch, this.head.id);
     for (const s of [...this.#streams.values()])
@@ -605,7 +608,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   /** @internal SubscriptionSource: text streamed and not durable yet, per element. */
   pendingText(): { id: NodeId; text: string }[] {
     const out: { id: NodeId; text: string }[] = [];
-    for (const s of this.#streams.values()) if (s.pending !== "") out.push({ id: s.element, text: s.pending });
+    for (const s of this.#shown()) if (s.pending !== "") out.push({ id: s.element, text: s.pending });
     return out;
   }
 
@@ -694,17 +697,29 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     // `flush()` throws it.
     const queued = this.#run(
       function* (this: Session<P>) {
-        const metas = yield* this.#journal.commitWithOpsSteps([{ ops: [["append", id, text]], label }]);
-        stream.flushed(text);
+        // A stream whose element went away, or whose earlier queued flush failed, drops the rest.
+        if (this.#dropped.has(stream)) return this.#settle(stream, text);
+        const metas = yield* this.#journal.commitWithOpsSteps([{ ops: [["append", id, text]], label }], () => this.#settle(stream, text));
         this.#publish(metas);
       }.bind(this),
     ) as Promise<void>;
     queued.catch((e: unknown) => {
+      this.#dropped.add(stream);
+      this.#settle(stream, text);
       if (!stream.closed) stream.abort(e);
       else this.#streamFailure ??= e;
-      this.#view = undefined;
     });
     return true;
+  }
+
+  /**
+   * A queued flush of `text` into `stream` answered: its text is no longer shown as pending (it is
+   * in the live tree, or dropped); a closed stream stops being shown once nothing of it is pending.
+   */
+  #settle(stream: StreamWriter, text: string): void {
+    stream.flushed(text);
+    if (stream.pending === "") this.#draining.delete(stream);
+    this.#view = undefined;
   }
 
   /** @internal StreamHost: whether element `id` can still take streamed text. */
@@ -715,6 +730,8 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   /** @internal StreamHost */
   ended(stream: StreamWriter): void {
     this.#streams.delete(stream.element);
+    // Over the asynchronous port its last flushes may still be queued: shown until they land.
+    if (stream.pending !== "" && stream.endedBy === undefined) this.#draining.add(stream);
     this.#view = undefined;
   }
 
@@ -723,16 +740,18 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
    * after (a stream whose element can no longer take text has ended, see EN-27).
    */
   flush(): Answer<P, void> {
-    if (isAsyncStore(this.store))
-      // After the flushes queued before it; a queued flush of a closed stream that failed is thrown here.
+    if (isAsyncStore(this.store)) {
+      // Each stream's pending text is queued now; this answers after every flush queued before it.
+      // A queued flush that failed (of a stream closed since) is thrown here.
+      for (const s of [...this.#streams.values()]) s.flush();
       return this.#run(
         function* (this: Session<P>) {
-          yield* this.#flushStreams(true);
           const failed = this.#streamFailure;
           this.#streamFailure = undefined;
           if (failed !== undefined) throw failed;
         }.bind(this),
       );
+    }
     let failure: { error: unknown } | undefined;
     for (const s of [...this.#streams.values()])
       try {

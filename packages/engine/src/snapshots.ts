@@ -385,7 +385,15 @@ function readRecords(bytes: Buffer, address: string, index: number): unknown[] {
 function decodeRecords(records: unknown[], index: number, texts: TextIndex, resolver: TextResolver): Page {
   return decodePage(index, records, {
     deferTexts: true,
-    prepareTexts: (refs) => resolver.prefetch(refs),
+    prepareTexts: (refs) => {
+      try {
+        resolver.prefetch(refs);
+      } catch (e) {
+        // Fetching ahead is an optimisation: what is not fetched yet is (NotLoaded, and the page is
+        // prepared again on its next read); damage is reported by the text that reads it.
+        if (e instanceof NotLoaded) throw e;
+      }
+    },
     decodeText: (value, id) => {
       const text = resolver.text(value);
       texts.recordLoaded(id, text, value as TextRef);

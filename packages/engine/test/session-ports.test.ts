@@ -329,6 +329,76 @@ describe.each(PORTS.filter((p) => p.async))("what the asynchronous port adds, on
     expect(texts(f).at(-1)).toBe("on the fork");
   });
 
+  it("EN-27: a queued flush is shown once, before and after it lands (a snapshot between included), and in call order", async () => {
+    const s = await Session.create(await place().open(), { snapshotEvery: 2 });
+    const t = await turn(s, "");
+    const user = s.durableTree.rec(t)?.first as NodeId;
+    const w = s.stream(user, { intervalMs: 60_000, maxBytes: 1_000_000, label: "reply" });
+    const t2 = await turn(s, "");
+    const other = s.stream(s.durableTree.rec(t2)?.first as NodeId, { intervalMs: 60_000, maxBytes: 1_000_000, label: "other" });
+    let want = "";
+    for (let k = 0; k < 6; k++) {
+      w.append(`c${k};`);
+      want += `c${k};`;
+      w.flush();
+      // Every turn until the flush and the snapshot it calls for have landed, the view made anew
+      // each time (another stream shows a chunk): the text is shown once.
+      for (let tick = 0; tick < 40; tick++) {
+        other.append(".");
+        expect(s.tree.rec(user)?.text).toBe(want);
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    other.close();
+    // Text appended before a commit is called lands before that commit, even while an earlier one waits.
+    const c0 = s.commit((d) => void d.appendChild(n(3), { tag: "turn", attrs: { k: "0" } }), { label: "c0" });
+    w.append("between;");
+    const c1 = s.commit((d) => void d.appendChild(n(3), { tag: "turn", attrs: { k: "1" } }), { label: "c1" });
+    await Promise.all([c0, c1]);
+    const labels = (await s.log()).map((e) => e.label);
+    expect(labels.slice(-4)).toEqual(["other", "c0", "reply", "c1"]);
+    // A closed stream's text stays shown until its last flush lands.
+    w.append("last;");
+    w.close();
+    expect(s.tree.rec(user)?.text).toBe(`${want}between;last;`);
+    await s.flush();
+    expect(s.durableTree.rec(user)?.text).toBe(`${want}between;last;`);
+  });
+
+  it("EN-27: a queued flush that fails ends its stream, and the flushes queued after it do not land", async () => {
+    const inner = await place().open();
+    let failNext = false;
+    const store = new Proxy(inner, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver);
+        if (key !== "append" || typeof v !== "function") return typeof v === "function" ? v.bind(target) : v;
+        return (...args: unknown[]) => {
+          if (failNext) {
+            failNext = false;
+            return Promise.reject(new Error("the network went away"));
+          }
+          return v.apply(target, args);
+        };
+      },
+    });
+    const s = await Session.create(store);
+    const t = await turn(s, "");
+    const user = s.durableTree.rec(t)?.first as NodeId;
+    const w = s.stream(user, { intervalMs: 60_000, maxBytes: 1_000_000, label: "reply" });
+    w.append("A;");
+    failNext = true;
+    w.flush();
+    w.append("B;");
+    w.flush();
+    await s.flush();
+    expect(s.durableTree.rec(user)?.text).toBe("");
+    expect(() => w.append("C;")).toThrow(/network went away/);
+    expect(s.tree.rec(user)?.text).toBe("");
+    // The session goes on.
+    await turn(s, "after");
+    expect((await s.log()).map((e) => e.label).filter((l) => l === "reply")).toEqual([]);
+  });
+
   it("says what it does not offer yet: subscriptions from before the head", async () => {
     const s = await Session.create(await place().open());
     await turn(s, "x");

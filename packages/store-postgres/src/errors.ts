@@ -36,7 +36,9 @@ export function fromPg(e: unknown, where: string): unknown {
     return new StoreError("busy", `${where}: the statement ran past statement_timeout (${message}); retry, or raise statementTimeout`, {
       cause: e,
     });
-  if (code === "40001" || code === "40P01" || code === "55P03")
+  if (code === "55P03")
+    return new StoreError("busy", `${where}: a lock wait timed out: another transaction holds the row (${message}); retry`, { cause: e });
+  if (code === "40001" || code === "40P01")
     return new StoreError("busy", `${where}: PostgreSQL aborted the transaction on a conflict with another (${message}); retry`, {
       cause: e,
     });
