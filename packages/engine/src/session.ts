@@ -744,13 +744,11 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
       // Each stream's pending text is queued now; this answers after every flush queued before it.
       // A queued flush that failed (of a stream closed since) is thrown here.
       for (const s of [...this.#streams.values()]) s.flush();
-      return this.#run(
-        function* (this: Session<P>) {
-          const failed = this.#streamFailure;
-          this.#streamFailure = undefined;
-          if (failed !== undefined) throw failed;
-        }.bind(this),
-      );
+      return this.#settled().then(() => {
+        const failed = this.#streamFailure;
+        this.#streamFailure = undefined;
+        if (failed !== undefined) throw failed;
+      }) as Answer<P, void>;
     }
     let failure: { error: unknown } | undefined;
     for (const s of [...this.#streams.values()])
