@@ -2,7 +2,7 @@
  * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
- * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches`, `show` and `verify` read
+ * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches`, `show`, `prompt` and `verify` read
  * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
  * URL with a usage error saying what it can do.
  */
@@ -114,6 +114,14 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
     }
 
+    // prompt on PostgreSQL: the exact request at an event, and the difference between two, as on SQLite.
+    for (const view of [["--json"], ["--at", "head~3"], ["--at", "head~5", "--diff", "head", "--json"]]) {
+      const there = await onPg(["prompt", moved.session, ...view]);
+      const here = await strata(dir, ["prompt", run.session, ...view]);
+      expect(there.code, there.stderr).toBe(0);
+      expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
+    }
+
     // verify on PostgreSQL: the store's checks and the engine's, clean after the move.
     const checked = await onPg(["verify", "--json"]);
     expect(checked.code, checked.stderr).toBe(0);
@@ -143,7 +151,7 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`, `verify`\) and moves them/,
+        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`, `prompt`, `verify`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

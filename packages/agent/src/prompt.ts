@@ -10,8 +10,8 @@
  * children up to and including element ID and puts its summary first.
  */
 import type { Element, Tree } from "@strata/dom";
-import { bodyOf, EngineError, metaOf, type Session } from "@strata/engine";
-import type { EventId, Store } from "@strata/store";
+import { type Answer, bodyOf, EngineError, loadTree, metaOf, type Port, type Session, treeBlobRefs } from "@strata/engine";
+import { type AsyncStore, type EventId, isAsyncStore, type Store } from "@strata/store";
 import { blobText, type RecordedInputs, readInputs } from "./inputs.ts";
 import type { ChatMessage, ModelRequest, ToolCallRequest, ToolSchema } from "./model.ts";
 import { renderTemplate } from "./template/render.ts";
@@ -224,17 +224,48 @@ export function blobReader(store: Store): BlobText {
 /**
  * The exact request the model saw (or would see) at an event of the session (default: the head
  * of the session's branch, or of `branch`). Throws `TemplateError` when the recorded template does
- * not render on that tree.
+ * not render on that tree. Over the asynchronous port (PostgreSQL) it answers a promise: the tree
+ * is loaded whole and the blobs it names are fetched in one call before it is rendered.
  */
-export function renderPrompt(session: Session, options: { at?: EventId; branch?: string } = {}): ModelRequest {
+export function renderPrompt<P extends Port>(
+  session: Session<P>,
+  options: { at?: EventId; branch?: string } = {},
+): Answer<P, ModelRequest> {
+  if (isAsyncStore(session.store)) return renderPromptAsync(session as Session<AsyncStore>, options) as Answer<P, ModelRequest>;
+  const s = session as Session<Store>;
   let tree: Tree;
-  if (options.at !== undefined) tree = session.at(options.at);
-  else if (options.branch !== undefined && options.branch !== session.branch) {
-    const head = session.branches().find((b) => b.name === options.branch);
-    if (head === undefined) throw new EngineError("not-found", `session ${session.id} has no branch named ${options.branch}`);
-    tree = session.at(head.head);
-  } else tree = session.durableTree;
-  return projectRequest(tree, blobReader(session.store));
+  if (options.at !== undefined) tree = s.at(options.at);
+  else if (options.branch !== undefined && options.branch !== s.branch) tree = s.at(branchHead(s.id, s.branches(), options.branch));
+  else tree = s.durableTree;
+  return projectRequest(tree, blobReader(s.store)) as Answer<P, ModelRequest>;
+}
+
+async function renderPromptAsync(session: Session<AsyncStore>, options: { at?: EventId; branch?: string }): Promise<ModelRequest> {
+  let tree: Tree;
+  if (options.at !== undefined) tree = await session.at(options.at);
+  else if (options.branch !== undefined && options.branch !== session.branch)
+    tree = await session.at(branchHead(session.id, await session.branches(), options.branch));
+  else tree = session.durableTree;
+  await loadTree(tree);
+  // The blobs a projection reads (templates, context files, tool descriptions, long results), in one call.
+  const wanted = [...treeBlobRefs(tree)];
+  const texts = new Map<string, string>();
+  for (const [hash, bytes] of wanted.length === 0 ? [] : await session.store.getBlobs(wanted)) texts.set(hash, bytes.toString("utf8"));
+  return projectRequest(tree, (hash) => {
+    const text = texts.get(hash);
+    if (text === undefined)
+      throw new EngineError(
+        "corrupt",
+        `blob ${hash} referenced by the session tree is missing from ${session.store.path}; run \`strata verify\``,
+      );
+    return text;
+  });
+}
+
+function branchHead(session: string, branches: readonly { name: string; head: EventId }[], name: string): EventId {
+  const head = branches.find((b) => b.name === name);
+  if (head === undefined) throw new EngineError("not-found", `session ${session} has no branch named ${name}`);
+  return head.head;
 }
 
 /**

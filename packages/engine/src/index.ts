@@ -7,6 +7,7 @@
  *
  * What tests and benchmarks use beyond this surface is in `@strata/engine/internal`.
  */
+export { treeBlobRefs } from "./blob-refs.ts";
 export {
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_V1,

@@ -1,7 +1,7 @@
 /** `strata prompt` (CLI-20): the exact request the model saw, or would see, at any event. */
 import { type ModelRequest, renderPrompt } from "@strata/agent";
 import { selectOne } from "@strata/dom";
-import { Session } from "@strata/engine";
+import { loadTree, Session } from "@strata/engine";
 import { checkEventText, eventOnBranch, resolveAddress } from "../address.ts";
 import { type CommandImpl, str } from "../command.ts";
 import { lineDiff } from "../render.ts";
@@ -27,16 +27,18 @@ export const prompt: CommandImpl = {
     checkEventText("at", str(args, "at"));
     checkEventText("diff", str(args, "diff"));
   },
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const at = str(args, "at") !== undefined ? eventOnBranch(store, a.branch, str(args, "at") as string) : a.event;
+  async run(ctx, args) {
+    // On either port (decision 0036); on PostgreSQL the tree at the event is loaded whole first.
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const at = str(args, "at") !== undefined ? await eventOnBranch(store, a.branch, str(args, "at") as string) : a.event;
     const other = str(args, "diff");
-    const at2 = other === undefined ? undefined : eventOnBranch(store, a.branch, other);
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-    const req = renderPrompt(session, { at });
+    const at2 = other === undefined ? undefined : await eventOnBranch(store, a.branch, other);
+    const { session } = await Session.open(store, a.session.id, { branch: a.branch.name });
+    const req = await renderPrompt(session, { at });
     // An imported session (IM-9): what its source did not record is empty here, and said so.
-    const source = selectOne(session.at(at), "meta > import[unrecorded]");
+    const tree = await session.at(at);
+    const source = selectOne(ctx.remote ? await loadTree(tree) : tree, "meta > import[unrecorded]");
     const unrecorded = source?.attrs.unrecorded?.split(" ").filter((w) => w !== "") ?? [];
     if (at2 === undefined) {
       if (ctx.out.json)
@@ -59,7 +61,7 @@ export const prompt: CommandImpl = {
       }
       return 0;
     }
-    const req2 = renderPrompt(session, { at: at2 });
+    const req2 = await renderPrompt(session, { at: at2 });
     const d = lineDiff(requestText(req).split("\n"), requestText(req2).split("\n"));
     const same = d.every((x) => x.op === "=");
     if (ctx.out.json) {
