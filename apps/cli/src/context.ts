@@ -67,7 +67,7 @@ export function makeContext(init: {
       // (SQLite) so far; those written for both ports use `reader()` (issue 15).
       if (remote)
         throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command reads sessions there (\`ls\`, \`log\`, \`show\`, \`branches\`, \`prompt\`, \`verify\`) and moves them between backends (\`export\`, \`import FILE\`), and does not drive them there yet — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+          `${dbPath} is a PostgreSQL store: the strata command reads sessions there (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`) and moves them between backends (\`export\`, \`import FILE\`), and does not drive them there yet — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
         );
       if (store === undefined) {
         const create = options.create ?? false;

@@ -5,7 +5,8 @@
  * short hashes. The bytes come from the blob store, where every branch's files are.
  */
 import { unifiedDiff as agentUnified, type FileChange, type FileEntry, headerPath } from "@strata/agent";
-import type { Store } from "@strata/store";
+import type { Port } from "@strata/engine";
+import { isAsyncStore, type Store } from "@strata/store";
 import { CliError } from "./errors.ts";
 import type { Out } from "./output.ts";
 
@@ -69,7 +70,7 @@ export function changeCounts(changes: readonly FileChange[]): { added: number; m
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The text of a blob, or undefined when it is not text (or too large to show). */
-function textOf(store: Store, e: FileEntry | undefined, path: string): string | undefined {
+function textOf(store: BlobSource, e: FileEntry | undefined, path: string): string | undefined {
   if (e === undefined) return "";
   if (e.mode === "link" || e.size > MAX_TEXT_BYTES) return undefined;
   const bytes = store.getBlob(e.hash);
@@ -106,7 +107,7 @@ export function unifiedDiff(path: string, before: string | undefined, after: str
 }
 
 /** Each change with its unified diff (text) or sizes and hashes (anything else). */
-export function fileDiffs(store: Store, changes: readonly FileChange[]): FileDiffJson[] {
+export function fileDiffs(store: BlobSource, changes: readonly FileChange[]): FileDiffJson[] {
   return changes.map((c) => {
     const j = fileChangeJson(c);
     const before = c.type === "add" ? undefined : c.before;
@@ -117,6 +118,23 @@ export function fileDiffs(store: Store, changes: readonly FileChange[]): FileDif
     if (before !== undefined && after !== undefined && before.hash === after.hash) return { ...j, binary: false, diff: null };
     return { ...j, binary: false, diff: unifiedDiff(j.path, before === undefined ? undefined : a, after === undefined ? undefined : b) };
   });
+}
+
+/** Where a diff reads the bytes of files. */
+type BlobSource = Pick<Store, "getBlob" | "path">;
+
+/**
+ * {@link fileDiffs} on either port: over the network (PostgreSQL) the bytes of every file it may
+ * show are fetched first, in one call.
+ */
+export async function fileDiffsOn(store: Port, changes: readonly FileChange[]): Promise<FileDiffJson[]> {
+  if (!isAsyncStore(store)) return fileDiffs(store, changes);
+  const wanted = new Set<string>();
+  for (const c of changes)
+    for (const e of [c.type === "add" ? undefined : c.before, c.type === "delete" ? undefined : c.entry])
+      if (e !== undefined && e.mode !== "link" && e.size <= MAX_TEXT_BYTES) wanted.add(e.hash);
+  const got = wanted.size === 0 ? new Map<string, Buffer>() : await store.getBlobs([...wanted]);
+  return fileDiffs({ path: store.path, getBlob: (h) => got.get(h) }, changes);
 }
 
 const short = (hash: string): string => hash.slice(0, 12);

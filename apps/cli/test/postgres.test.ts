@@ -2,7 +2,7 @@
  * Sessions that move between backends (issue 15, decision 0035): `strata export` from a SQLite
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
- * (the bundles' XML), through the real command and a real server; `ls`, `log`, `branches`, `show`, `prompt` and `verify` read
+ * (the bundles' XML), through the real command and a real server; `ls`, `log`, `show`, `diff`, `branches`, `prompt` and `verify` read
  * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
  * URL with a usage error saying what it can do.
  */
@@ -122,6 +122,26 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       expect(there.stdout.replaceAll(moved.session, "S")).toBe(here.stdout.replaceAll(run.session, "S"));
     }
 
+    // diff on PostgreSQL: the trees and the files between two events, and between the branches, as on SQLite.
+    for (const pair of [
+      [`${moved.session}~6`, moved.session, `${run.session}~6`, run.session],
+      [`${moved.session}@side`, moved.session, `${run.session}@side`, run.session],
+    ] as const) {
+      for (const json_ of [[], ["--json"]]) {
+        const there = await onPg(["diff", pair[0], pair[1], ...json_]);
+        const here = await strata(dir, ["diff", pair[2], pair[3], ...json_]);
+        expect(there.code, there.stderr).toBe(0);
+        // (ids and handles differ: the copy is a session of its own)
+        const same = (out: string, id: string) => {
+          const [first = "", ...rest] = out.replaceAll(id, "S").split("\n");
+          return [first.replace(id.slice(-6), "H"), ...rest].join("\n"); // the header names the session by its handle
+        };
+        expect(same(there.stdout, moved.session)).toBe(same(here.stdout, run.session));
+      }
+    }
+    const filesSeen = await onPg(["diff", `${moved.session}~6`, moved.session]);
+    expect(filesSeen.stdout + filesSeen.stderr).toMatch(/files: (\d+ changed|no difference)/);
+
     // verify on PostgreSQL: the store's checks and the engine's, clean after the move.
     const checked = await onPg(["verify", "--json"]);
     expect(checked.code, checked.stderr).toBe(0);
@@ -144,14 +164,14 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
     for (const cmd of [
-      ["diff", "@last", "@last~1"],
+      ["rewind", "@last", "--to", "1"],
       ["fork", "@last"],
       ["import", "--from", "pi", "x.jsonl"],
     ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `branches`, `prompt`, `verify`\) and moves them/,
+        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

@@ -8,7 +8,7 @@ import { type Args, type CommandImpl, exclusive, flag, int, str } from "../comma
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { type FileCounts, fileMarks, marksText } from "../file-marks.ts";
-import { fileDiffs, fileDiffView } from "../filediff.ts";
+import { fileDiffsOn, fileDiffView } from "../filediff.ts";
 import { columns, time } from "../output.ts";
 import { diffView, elementJson, summarizeOps, treeView } from "../render.ts";
 import { checkSelector } from "../selectors.ts";
@@ -179,22 +179,27 @@ export const diff: CommandImpl = {
   check(args) {
     for (const p of args.positionals) parseAddress(p);
   },
-  run(ctx, args) {
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const b = resolveAddress(store, args.positionals[1] as string, ctx.branch);
+  async run(ctx, args) {
+    // On either port; on PostgreSQL both trees are loaded whole first (decision 0037).
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const b = await resolveAddress(store, args.positionals[1] as string, ctx.branch);
     if (a.session.id !== b.session.id)
       throw new CliError("A and B must be events of one session (ids are only comparable within a session)");
-    const ta = materialize(store, a.event);
-    const tb = materialize(store, b.event);
+    const whole = async (t: Tree) => (ctx.remote ? await loadTree(t) : t);
+    const ta = await whole(await materialize(store, a.event));
+    const tb = await whole(await materialize(store, b.event));
     const d = diffTrees(ta, tb);
     // Files are compared only where both sides record them: a side before its baseline knows none.
     const recorded = workspaceElement(ta) !== undefined && workspaceElement(tb) !== undefined;
-    const files = recorded ? fileDiffs(store, diffWorkspaces(ta, tb)) : [];
+    const files = recorded ? await fileDiffsOn(store, diffWorkspaces(ta, tb)) : [];
     if (ctx.out.json)
       return void ctx.out.data({ session: a.session.id, from: a.event, to: b.event, diff: d, filesRecorded: recorded, files });
     ctx.out.info(
-      ctx.out.paint("bold", `${handleOf(store, a.session.id)}: event ${a.event} (${a.branch.name}) → event ${b.event} (${b.branch.name})`),
+      ctx.out.paint(
+        "bold",
+        `${await handleOf(store, a.session.id)}: event ${a.event} (${a.branch.name}) → event ${b.event} (${b.branch.name})`,
+      ),
     );
     const lines = diffView(ctx.out, d, ta, tb);
     if (lines.length === 0) ctx.out.info("no difference");
