@@ -84,6 +84,8 @@ export interface CommitOptions {
 /** What changes the tree: ops, or a recipe that authors them on a draft (DOM-32). */
 export type Change = readonly Op[] | ((draft: TreeDraft) => void);
 
+/** The default flush interval of a stream over the asynchronous port (50 ms over SQLite). */
+export const ASYNC_STREAM_INTERVAL_MS = 500;
 export class Session<P extends Port = Store> implements StreamHost, SubscriptionSource {
   #journal: Journal;
   /** Over the asynchronous port: the last storage operation queued (they run one at a time, in call order). */
@@ -671,7 +673,10 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     if (r === undefined) throw new EngineError("not-found", `element ${id} does not exist`);
     if (r.first !== 0) throw new EngineError("bad-event", `element ${id} <${r.tag}> has children; text can only be streamed into a leaf`);
     if (this.#streams.has(id)) throw new EngineError("bad-event", `element ${id} already has an open stream`);
-    const w = new StreamWriter(this, id, options);
+    // Over the network each flush costs statements and a wake-up of every follower: a flush every
+    // half second by default (a 49-second reply is ~100 flushes, not ~1,000), decision 0037.
+    const interval = options.intervalMs ?? (isAsyncStore(this.store) ? ASYNC_STREAM_INTERVAL_MS : undefined);
+    const w = new StreamWriter(this, id, interval === undefined ? options : { ...options, intervalMs: interval });
     this.#streams.set(id, w);
     return w;
   }

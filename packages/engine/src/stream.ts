@@ -13,7 +13,7 @@
 import { type NodeId, sanitizeText } from "@strata/dom";
 
 export interface StreamOptions {
-  /** Flush at least this often while text is pending (default 50 ms). */
+  /** Flush at least this often while text is pending (default 50 ms; 500 ms over the asynchronous port). */
   readonly intervalMs?: number;
   /** Flush as soon as this much text is pending (default 64 KiB, in UTF-16 code units). */
   readonly maxBytes?: number;
@@ -130,6 +130,11 @@ export class StreamWriter {
   /** Label of the flush events. */
   get label(): string {
     return this.#label;
+  }
+
+  /** How often pending text is flushed at least (ms). */
+  get intervalMs(): number {
+    return this.#interval;
   }
 
   /** @internal the pending text, taken for a flush (the timer cleared); "" when there is none or the stream is closed. */

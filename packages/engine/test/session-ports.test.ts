@@ -143,6 +143,10 @@ describe.each(PORTS)("Session on $name", (port) => {
     const user = s.durableTree.rec(id)?.first as NodeId;
     const other = await turn(s, "");
     const into = s.durableTree.rec(other)?.first as NodeId;
+    // Text is flushed every 50 ms by default, every 500 ms over the network (each flush costs statements).
+    const probe = s.stream(user, { label: "probe" });
+    expect(probe.intervalMs).toBe(port.async ? 500 : 50);
+    probe.close();
     // Flushed every 40 characters (over the asynchronous port each flush is queued in call order).
     const w = s.stream(user, { maxBytes: 40, intervalMs: 60_000, label: "reply" });
     const v = s.stream(into, { maxBytes: 1_000_000, intervalMs: 60_000, label: "other" });
