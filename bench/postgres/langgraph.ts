@@ -60,7 +60,6 @@ import { type Checkpoint, type CheckpointMetadata, copyCheckpoint, emptyCheckpoi
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type { EventId, EventInput, SessionId } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
-import { startPgServer } from "@strata/store-postgres/testing";
 import pg from "pg";
 import { contentOf, rawPayload, SEED, type Step, steps } from "../api/workload.ts";
 import {
@@ -77,6 +76,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { bytes, median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { onPgServer } from "./server.ts";
 
 const NAME = "langgraph";
 const STEPS = Number(process.env.BENCH_LG_STEPS ?? 1000);
@@ -630,21 +630,14 @@ function tablesOf(agg: Aggregate, side: Side): string[] {
 
 const mod: BenchModule = {
   title: "strata against LangGraph's PostgreSQL checkpointer (same server, same workload)",
-  async measure(): Promise<RunResult> {
-    const metrics: Record<string, Sample> = {};
+  measure(): Promise<RunResult> {
     const values: Record<string, number> = {};
     for (const p of PACKAGES) {
       const v = installedVersion(p);
       values[`version.${p}`] = encodeVersion(v);
       progress(NAME, `${p} ${v}`);
     }
-    const server = await startPgServer({ log: (line) => progress(NAME, line) });
-    try {
-      await measureOn(server.url, metrics, values);
-    } finally {
-      await server.stop();
-    }
-    return { metrics, values };
+    return onPgServer(NAME, measureOn, values);
   },
   render(agg: Aggregate): string {
     const n = agg.values.steps?.median ?? Number.NaN;

@@ -39,7 +39,6 @@
  */
 import { type EventId, eventDigest, newSessionId, type SessionId, type SessionInfo } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
-import { startPgServer } from "@strata/store-postgres/testing";
 import pg from "pg";
 import {
   type Aggregate,
@@ -56,6 +55,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { onPgServer } from "./server.ts";
 
 const NAME = "listing";
 const SESSIONS = Number(process.env.BENCH_LIST_SESSIONS ?? 100_000);
@@ -615,16 +615,8 @@ function planCell(agg: Aggregate, key: string): string {
 
 const mod: BenchModule = {
   title: "Listing sessions on PostgreSQL",
-  async measure(): Promise<RunResult> {
-    const metrics: Record<string, Sample> = {};
-    const values: Record<string, number> = {};
-    const server = await startPgServer({ log: (line) => progress(NAME, line) });
-    try {
-      await measureAll(server.url, metrics, values);
-    } finally {
-      await server.stop();
-    }
-    return { metrics, values };
+  measure(): Promise<RunResult> {
+    return onPgServer(NAME, measureAll);
   },
   render(agg: Aggregate): string {
     const n = med(agg, "sessions");

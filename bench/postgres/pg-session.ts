@@ -37,7 +37,6 @@ import type { TreeDraft } from "@strata/dom";
 import { bodyOf, Session } from "@strata/engine";
 import type { EventMeta } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
-import { startPgServer } from "@strata/store-postgres/testing";
 import pg from "pg";
 import { BLOCK, type Step, stepOps, steps, turnSpec } from "../api/workload.ts";
 import {
@@ -56,6 +55,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { onPgServer } from "./server.ts";
 import { StatementCounter } from "./statements.ts";
 
 const NAME = "pg-session";
@@ -388,16 +388,8 @@ function kindsOf(agg: Aggregate, prefix: string, tag: string): string {
 
 const mod: BenchModule = {
   title: "`Session` on PostgreSQL: append, resume, every message, state at N/2, fork",
-  async measure(): Promise<RunResult> {
-    const metrics: Record<string, Sample> = {};
-    const values: Record<string, number> = {};
-    const server = await startPgServer({ log: (line) => progress(NAME, line) });
-    try {
-      await measureAll(server.url, metrics, values);
-    } finally {
-      await server.stop();
-    }
-    return { metrics, values };
+  measure(): Promise<RunResult> {
+    return onPgServer(NAME, measureAll);
   },
   render(agg: Aggregate): string {
     const sizes = sizesOf(agg);

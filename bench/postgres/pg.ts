@@ -27,7 +27,6 @@
  */
 import type { EventId, EventInput, SessionId } from "@strata/store";
 import { openPgStore } from "@strata/store-postgres";
-import { startPgServer } from "@strata/store-postgres/testing";
 import pg from "pg";
 import { rawPayload, steps } from "../api/workload.ts";
 import {
@@ -46,6 +45,7 @@ import {
   value,
 } from "../lib/harness.ts";
 import { median, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { onPgServer } from "./server.ts";
 import { StatementCounter } from "./statements.ts";
 
 const NAME = "pg";
@@ -379,16 +379,8 @@ const per = (x: number) => (Number.isInteger(x) ? x.toLocaleString("en-US") : nu
 
 const mod: BenchModule = {
   title: "Appends, concurrent writers, forks, bytes and reads on PostgreSQL",
-  async measure(): Promise<RunResult> {
-    const metrics: Record<string, Sample> = {};
-    const values: Record<string, number> = {};
-    const server = await startPgServer({ log: (line) => progress(NAME, line) });
-    try {
-      await measureAll(server.url, metrics, values);
-    } finally {
-      await server.stop();
-    }
-    return { metrics, values };
+  measure(): Promise<RunResult> {
+    return onPgServer(NAME, measureAll);
   },
   render(agg: Aggregate): string {
     const n = med(agg, "steps");
