@@ -3,16 +3,7 @@
  * events after it, folded with the same `foldEvent` the live session uses (L1, L2).
  */
 import type { Op, PatchEffect, Tree } from "@strata/dom";
-import {
-  type AsyncStore,
-  type EventId,
-  type EventMeta,
-  isAsyncStore,
-  type SnapshotRecord,
-  type Store,
-  type StoredEvent,
-  value,
-} from "@strata/store";
+import { type AsyncStore, type EventId, type EventMeta, type Store, type StoredEvent, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { type DecodedEvent, decodeEvent, foldEvent } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
@@ -71,28 +62,9 @@ export function* materializeSteps(
   /** The event's metadata when the caller has read it already (one round trip fewer over the network). */
   known?: EventMeta,
 ): Generator<unknown, { tree: Tree; live: Set<number>; snapshotDepth: number; meta: EventMeta }, unknown> {
-  const fromSnapshot = options.from === undefined && !options.fromGenesis;
-  let meta: EventMeta | undefined = known?.id === event ? known : undefined;
-  let found: { snapshot: SnapshotRecord | undefined } | undefined;
-  if (meta === undefined && fromSnapshot && isAsyncStore(store)) {
-    // Over the network the event and its nearest snapshot are asked for at once (one round trip);
-    // a failure of the second is asked again below, after the event is known to exist.
-    const [m, n] = yield* value(
-      Promise.all([
-        store.eventMeta(event),
-        store.nearestSnapshot(event).then(
-          (snapshot) => ({ snapshot }),
-          () => undefined,
-        ),
-      ]),
-    );
-    meta = m;
-    found = n;
-  } else meta ??= yield* value(store.eventMeta(event));
+  const meta = known?.id === event ? known : yield* value(store.eventMeta(event));
   if (meta === undefined) throw new EngineError("not-found", `event ${event} does not exist in this store`);
   const texts = options.texts ?? new TextIndex();
-  /** The snapshot's hot pages being fetched (asynchronous port): awaited with the first read of the tail. */
-  let ready: Promise<void> | undefined;
   let tree: Tree | undefined;
   let live: Set<number> | undefined;
   let depth = 0;
@@ -101,9 +73,9 @@ export function* materializeSteps(
     depth = options.from.depth;
     live = options.from.live === undefined ? undefined : new Set(options.from.live);
   } else if (!options.fromGenesis) {
-    const snapshot = found !== undefined ? found.snapshot : yield* value(store.nearestSnapshot(event));
+    const snapshot = yield* value(store.nearestSnapshot(event));
     if (snapshot !== undefined) {
-      ({ tree, live } = yield* loadSnapshotSteps(store, snapshot, texts, new TextResolver(store), (p) => (ready = p)));
+      ({ tree, live } = yield* loadSnapshotSteps(store, snapshot, texts, new TextResolver(store)));
       depth = snapshot.depth;
     }
   }
@@ -129,12 +101,7 @@ export function* materializeSteps(
     depth = e.depth;
   };
   while (depth < meta.depth) {
-    let batch: StoredEvent[];
-    if (ready === undefined) batch = yield* value(store.chain(event, depth, BATCH));
-    else {
-      [, batch] = yield* value(Promise.all([ready, store.chain(event, depth, BATCH)]));
-      ready = undefined;
-    }
+    const batch = yield* value(store.chain(event, depth, BATCH));
     if (batch.length === 0) break;
     const decoded = batch.map((e) => decodeEvent(e));
     const base = tree;
@@ -165,7 +132,6 @@ export function* materializeSteps(
     done += batch.length;
     depth = (batch[batch.length - 1] as StoredEvent).depth;
   }
-  if (ready !== undefined) yield* value(ready); // no tail: the hot pages alone
   if (tree === undefined) throw new EngineError("bad-event", `the chain of event ${event} has no genesis event`);
   const end = tree;
   return { tree: end, live: live ?? (yield* settle(() => scanLifecycle(end))), snapshotDepth, meta };

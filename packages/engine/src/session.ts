@@ -232,13 +232,9 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
     options: SessionOptions & { branch?: string } = {},
   ): Answer<P, { session: Session<P>; work: LifecycleWork }> {
     function* steps(): Generator<unknown, { session: Session<P>; work: LifecycleWork }, unknown> {
-      const name = options.branch ?? "main";
-      // Over the network the session and its branch are asked for at once (one round trip).
-      const [info, branch] = isAsyncStore(store)
-        ? yield* value(Promise.all([store.getSession(session), store.branch(session, name).catch(() => undefined)]))
-        : [yield* value(store.getSession(session)), undefined];
-      if (info === undefined) throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
-      const journal = yield* Journal.openSteps(store, session, name, options, undefined, branch === undefined ? {} : { branch });
+      if ((yield* value(store.getSession(session))) === undefined)
+        throw new EngineError("not-found", `session ${session} does not exist in ${store.path}`);
+      const journal = yield* Journal.openSteps(store, session, options.branch ?? "main", options);
       const work = yield* settle(() => lifecycleWork(undefined, { tree: journal.tree, live: journal.live }));
       return { session: new Session(store, journal, work, options), work };
     }
@@ -483,10 +479,7 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   }
 
   *#ownEvent(event: EventId): Generator<unknown, EventMeta, unknown> {
-    return this.#checkOwn(event, yield* value(this.store.eventMeta(event)));
-  }
-
-  #checkOwn(event: EventId, meta: EventMeta | undefined): EventMeta {
+    const meta = yield* value(this.store.eventMeta(event));
     if (meta === undefined || meta.session !== this.id)
       throw new EngineError("not-found", `event ${event} is not an event of session ${this.id}`);
     return meta;
@@ -528,17 +521,8 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   }
 
   *#fork(event: EventId, options: { name?: string }): Generator<unknown, Session<P>, unknown> {
-    let at: EventMeta;
-    let name = options.name;
-    if (name === undefined && isAsyncStore(this.store)) {
-      // Over the network the event and the branches (for a free name) are asked for at once.
-      const [meta, branches] = yield* value(Promise.all([this.store.eventMeta(event), this.store.branches(this.id)]));
-      at = this.#checkOwn(event, meta);
-      name = freeName(`fork-${event}`, branches);
-    } else {
-      at = yield* this.#ownEvent(event);
-      name ??= yield* this.#freeBranchName(`fork-${event}`);
-    }
+    const at = yield* this.#ownEvent(event);
+    const name = options.name ?? (yield* this.#freeBranchName(`fork-${event}`));
     const branch = yield* value(this.store.fork(this.id, event, name));
     // The lease fences the branch it was taken on, not the new one.
     const { lease: _, ...unfenced } = this.options;
@@ -827,15 +811,10 @@ export class Session<P extends Port = Store> implements StreamHost, Subscription
   }
 
   *#freeBranchName(base: string): Generator<unknown, string, unknown> {
-    return freeName(base, yield* value(this.store.branches(this.id)));
+    const taken = new Set((yield* value(this.store.branches(this.id))).map((b) => b.name));
+    if (!taken.has(base)) return base;
+    for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
   }
-}
-
-/** `base`, or `base-2`, `base-3` … : the first name no branch of `branches` has. */
-function freeName(base: string, branches: readonly BranchInfo[]): string {
-  const taken = new Set(branches.map((b) => b.name));
-  if (!taken.has(base)) return base;
-  for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
 }
 
 /** The first of a commit's events. */

@@ -197,11 +197,6 @@ export function* loadSnapshotSteps(
   record: SnapshotRecord,
   texts: TextIndex,
   resolver: TextResolver,
-  /**
-   * Over the asynchronous port: the caller takes the fetch of the hot pages, started, to await it
-   * together with its own next read (one round trip instead of two). Without it, it is awaited here.
-   */
-  defer?: (ready: Promise<void>) => void,
 ): Generator<unknown, { tree: Tree; live: Set<number> | undefined }, unknown> {
   if (!isAsyncStore(store)) return loadSnapshotVersion(store, record, texts, resolver);
   const source = new AsyncPages(store, record, texts, resolver);
@@ -211,14 +206,7 @@ export function* loadSnapshotSteps(
   const stored = record.pages.filter((p): p is string => p !== null);
   const hot = new Set(stored.slice(-HOT_PAGES));
   if (record.pages[0] !== null && record.pages[0] !== undefined) hot.add(record.pages[0]);
-  if (hot.size > 0) {
-    if (defer === undefined) yield* source.fetch([...hot], false);
-    else {
-      const ready = Promise.resolve(drive(source.fetch([...hot], false)));
-      ready.catch(() => {}); // awaited by the caller; a failure before it does must not go unhandled
-      defer(ready);
-    }
-  }
+  if (hot.size > 0) yield* source.fetch([...hot], false);
   for (const [, slot] of version.tree.slotEntries()) if (slot instanceof LazyPage) SOURCES.set(slot, source);
   return version;
 }
