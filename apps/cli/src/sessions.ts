@@ -4,7 +4,7 @@
  * and what is damaged when a branch head points at an event that is not there.
  */
 import type { Answer, Port } from "@strata/engine";
-import { type BranchInfo, drive, type EventMeta, type SessionId, type SessionInfo, StoreError, value } from "@strata/store";
+import { type BranchInfo, drive, type EventMeta, isAsyncStore, type SessionId, type SessionInfo, StoreError, value } from "@strata/store";
 
 /** A handle is at least this many characters of the id's random tail (30 bits). */
 export const HANDLE_LENGTH = 6;
@@ -103,10 +103,21 @@ export function byActivity<P extends Port>(store: P): Answer<P, { session: Sessi
 /** {@link byActivity} as steps (steps.ts). */
 export function* byActivitySteps(store: Port): Generator<unknown, { session: SessionInfo; activity: Activity }[], unknown> {
   const rows: { session: SessionInfo; activity: Activity }[] = [];
-  for (const session of yield* value(store.listSessions())) rows.push({ session, activity: yield* activitySteps(store, session.id) });
+  const sessions = yield* value(store.listSessions());
+  if (isAsyncStore(store))
+    // Over the network the sessions' lookups run AT_ONCE at a time (each is a few round trips).
+    for (let i = 0; i < sessions.length; i += AT_ONCE) {
+      const group = sessions.slice(i, i + AT_ONCE);
+      const found = yield* value(Promise.all(group.map((s) => Promise.resolve(drive(activitySteps(store, s.id))))));
+      group.forEach((session, k) => void rows.push({ session, activity: found[k] as Activity }));
+    }
+  else for (const session of sessions) rows.push({ session, activity: yield* activitySteps(store, session.id) });
   const key = (r: (typeof rows)[number]): number => r.activity.last?.ts ?? r.session.created;
   return rows.sort((a, b) => key(b) - key(a) || (b.session.id < a.session.id ? -1 : b.session.id > a.session.id ? 1 : 0));
 }
+
+/** Sessions whose lookups a listing over the network runs at once (the store's pool holds 10 connections). */
+export const AT_ONCE = 8;
 
 /** What is wrong, in words, when a branch head is missing. */
 export function damageMessage(session: SessionId, d: DamagedBranch, dbPath: string): string {

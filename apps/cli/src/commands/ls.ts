@@ -4,7 +4,7 @@ import { decodeEvent, type Port } from "@strata/engine";
 import type { BranchInfo, EventId, StoredEvent } from "@strata/store";
 import { type CommandImpl, flag } from "../command.ts";
 import { ago, columns } from "../output.ts";
-import { byActivity, handlesOf } from "../sessions.ts";
+import { AT_ONCE, byActivity, handlesOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
 
 /** A branch in every --json document (CLI-8). */
@@ -81,6 +81,17 @@ export const ls: CommandImpl = {
     const now = ctx.now();
     const listed = await byActivity(store);
     const handles = handlesOf(listed.map((r) => r.session.id));
+    // Each status reads the main head's event: over the network, AT_ONCE at a time.
+    const statuses = new Map<string, string>();
+    const heads = listed.flatMap(({ session: s, activity }) => {
+      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
+      return main === undefined ? [] : [[s.id, main.head] as const];
+    });
+    for (let i = 0; i < heads.length; i += AT_ONCE) {
+      const group = heads.slice(i, i + AT_ONCE);
+      const found = await Promise.all(group.map(([, head]) => statusOf(store, head)));
+      group.forEach(([id], k) => void statuses.set(id, found[k] as string));
+    }
     const rows = [];
     for (const { session: s, activity } of listed) {
       const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
@@ -93,7 +104,7 @@ export const ls: CommandImpl = {
             ? ["empty", "empty"]
             : imported !== undefined
               ? [`imported from ${String(imported.from)}`, "idle"]
-              : withOutcome(await statusOf(store, main.head));
+              : withOutcome(statuses.get(s.id) ?? "damaged");
       const damage = [...activity.damage];
       if (status === "damaged" && damage.length === 0 && main !== undefined)
         damage.push(
