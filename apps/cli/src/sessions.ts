@@ -104,20 +104,29 @@ export function byActivity<P extends Port>(store: P): Answer<P, { session: Sessi
 export function* byActivitySteps(store: Port): Generator<unknown, { session: SessionInfo; activity: Activity }[], unknown> {
   const rows: { session: SessionInfo; activity: Activity }[] = [];
   const sessions = yield* value(store.listSessions());
-  if (isAsyncStore(store))
+  if (isAsyncStore(store)) {
     // Over the network the sessions' lookups run AT_ONCE at a time (each is a few round trips).
-    for (let i = 0; i < sessions.length; i += AT_ONCE) {
-      const group = sessions.slice(i, i + AT_ONCE);
-      const found = yield* value(Promise.all(group.map((s) => Promise.resolve(drive(activitySteps(store, s.id))))));
-      group.forEach((session, k) => void rows.push({ session, activity: found[k] as Activity }));
-    }
-  else for (const session of sessions) rows.push({ session, activity: yield* activitySteps(store, session.id) });
+    const found = yield* value(atOnce(sessions, (s) => Promise.resolve(drive(activitySteps(store, s.id)))));
+    sessions.forEach((session, k) => void rows.push({ session, activity: found[k] as Activity }));
+  } else for (const session of sessions) rows.push({ session, activity: yield* activitySteps(store, session.id) });
   const key = (r: (typeof rows)[number]): number => r.activity.last?.ts ?? r.session.created;
   return rows.sort((a, b) => key(b) - key(a) || (b.session.id < a.session.id ? -1 : b.session.id > a.session.id ? 1 : 0));
 }
 
 /** Sessions whose lookups a listing over the network runs at once (the store's pool holds 10 connections). */
-export const AT_ONCE = 8;
+const AT_ONCE = 8;
+
+/** `f` of every item, AT_ONCE at a time, in the items' order. */
+export async function atOnce<T, R>(items: readonly T[], f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += AT_ONCE) out.push(...(await Promise.all(items.slice(i, i + AT_ONCE).map(f))));
+  return out;
+}
+
+/** The branch a listing describes a session by: `main`, or its first branch. */
+export function mainOf(activity: Activity): BranchInfo | undefined {
+  return activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
+}
 
 /** What is wrong, in words, when a branch head is missing. */
 export function damageMessage(session: SessionId, d: DamagedBranch, dbPath: string): string {

@@ -335,23 +335,36 @@ export class TextResolver {
     else if (this.#uncached(values)) throw new NotLoaded("a text of this tree", () => this.fetch(values));
   }
 
-  /** Whether `values` refer to an event or blob that is neither cached nor known to be absent. */
-  #uncached(values: readonly unknown[]): boolean {
+  /**
+   * The events, blobs and groups `values` refer to that are neither cached nor known to be absent
+   * (a known group's parts are walked in its place). Bounded like `text`: a hostile list of known
+   * groups cannot make this walk endless.
+   */
+  #wanted(values: readonly unknown[]): { events: Set<number>; blobs: Set<string>; groups: Set<string> } {
+    const events = new Set<number>();
+    const blobs = new Set<string>();
+    const groups = new Set<string>();
     const stack: unknown[] = [...values];
     for (let visited = 0; stack.length > 0 && visited < MAX_PARTS; visited++) {
       const v = stack.pop();
       if (!Array.isArray(v)) continue;
       if (v[0] === "e" && typeof v[1] === "number") {
-        if (!this.#ops.has(v[1]) && !this.#absentEvents.has(v[1])) return true;
+        if (!this.#ops.has(v[1]) && !this.#absentEvents.has(v[1])) events.add(v[1]);
       } else if (v[0] === "b" && typeof v[1] === "string") {
-        if (!this.#blobs.has(v[1]) && !this.#absentBlobs.has(v[1])) return true;
+        if (!this.#blobs.has(v[1]) && !this.#absentBlobs.has(v[1])) blobs.add(v[1]);
       } else if (v[0] === "r" && typeof v[1] === "string") {
         const known = this.#groups.get(v[1]);
         if (known !== undefined) stack.push(known);
-        else if (!this.#absentBlobs.has(v[1])) return true;
+        else if (!this.#absentBlobs.has(v[1])) groups.add(v[1]);
       } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
     }
-    return false;
+    return { events, blobs, groups };
+  }
+
+  /** Whether `values` refer to an event or blob that is neither cached nor known to be absent. */
+  #uncached(values: readonly unknown[]): boolean {
+    const w = this.#wanted(values);
+    return w.events.size + w.blobs.size + w.groups.size > 0;
   }
 
   /** {@link prefetch} as steps (steps.ts): over the asynchronous port, each read is awaited. */
@@ -364,24 +377,7 @@ export class TextResolver {
     }
     let pending: readonly unknown[] = values;
     for (let round = 0; pending.length > 0 && round <= MAX_LEVEL; round++) {
-      const events = new Set<number>();
-      const blobs = new Set<string>();
-      const groups = new Set<string>();
-      const stack: unknown[] = [...pending];
-      // Bounded like `text`: a hostile list of known groups cannot make this walk endless.
-      for (let visited = 0; stack.length > 0 && visited < MAX_PARTS; visited++) {
-        const v = stack.pop();
-        if (!Array.isArray(v)) continue;
-        if (v[0] === "e" && typeof v[1] === "number") {
-          if (!this.#ops.has(v[1]) && !this.#absentEvents.has(v[1])) events.add(v[1]);
-        } else if (v[0] === "b" && typeof v[1] === "string") {
-          if (!this.#blobs.has(v[1]) && !this.#absentBlobs.has(v[1])) blobs.add(v[1]);
-        } else if (v[0] === "r" && typeof v[1] === "string") {
-          const known = this.#groups.get(v[1]);
-          if (known !== undefined) stack.push(known);
-          else if (!this.#absentBlobs.has(v[1])) groups.add(v[1]);
-        } else if (v[0] === "c" && Array.isArray(v[1])) for (let i = v[1].length - 1; i >= 0; i--) stack.push(v[1][i]);
-      }
+      const { events, blobs, groups } = this.#wanted(pending);
       if (events.size > 0) {
         // Payloads only (ST-28): one call, read by the store in id runs, not full rows per id.
         for (const [id, data] of yield* value(this.store.eventData([...events] as EventId[]))) {

@@ -21,9 +21,9 @@
  * - Imported (crash.test.ts, scripts/crash-long.ts), {@link runCrashTrials} is the PARENT: it spawns
  *   the writer on one database (a file; on PostgreSQL a schema — a fresh schema plays the part of a
  *   fresh file), SIGKILLs it at a random moment, and after each kill opens the database and checks,
- *   the same on either port: verify is clean (SQLite: `verifyStore`; PostgreSQL: the store's
- *   `verify` — chains, digests, links, heads, snapshots' blobs — plus what `verifyStore` adds: every
- *   payload decodes, and every snapshot is the replay of its chain); every printed id is present
+ *   the same on either port: verify is clean (SQLite: `verifyStore`; PostgreSQL: `verifyPort`, the
+ *   store's checks and then the same engine checks: every payload decodes, and every snapshot is
+ *   the replay of its chain); every printed id is present
  *   with its label; every group is complete (all its events, consecutive on their chain) or absent;
  *   no payload is partial (printed ones match the digests the writer read back); each branch head
  *   is the last printed commit or the end of the one commit that was in flight; `Journal.open`
@@ -37,7 +37,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyPatch, type Element, type NodeId, type NodeSpec, nodeId, type Op, type Tree, toSnapshot } from "@strata/dom";
-import { decodeEvent, loadTree, materialize, materializeVersion, type Port, verifyStore } from "@strata/engine";
+import { loadTree, materialize, type Port, verifyPort, verifyStore } from "@strata/engine";
 import { type CommitInput, Journal } from "@strata/engine/internal";
 import {
   drive,
@@ -49,7 +49,6 @@ import {
   type SessionId,
   SqliteStore,
   sessionId,
-  type VerifyFinding,
   type VerifyReport,
 } from "@strata/store";
 import type { PgStore } from "@strata/store-postgres";
@@ -371,10 +370,6 @@ interface DbState {
   events: number;
   /** Every printed event id and the label prefix it must carry, across the database's history. */
   printed: Map<number, string>;
-  /** Events whose payload an earlier check decoded (PostgreSQL). */
-  decoded: Set<number>;
-  /** Snapshots an earlier check compared with the replay of their chain (PostgreSQL). */
-  replayed: Set<number>;
 }
 
 /** An event row as the log table holds it. */
@@ -387,8 +382,8 @@ interface EventRow {
 /** A database opened by the parent after a kill. */
 interface Opened {
   readonly store: Port;
-  /** The store's verify with the engine's checks (`verifyStore` on SQLite, the same checks on PostgreSQL). */
-  verify(s: DbState): Promise<VerifyReport>;
+  /** The store's verify with the engine's checks (`verifyStore` on SQLite, `verifyPort` on PostgreSQL). */
+  verify(): Promise<VerifyReport>;
   /** Every event in the database, whether a branch reaches it or not, by id. */
   rows(): Promise<EventRow[]>;
   close(): Promise<void>;
@@ -491,7 +486,7 @@ function postgresPlace(url: string, keep: boolean): Place {
           prior: r.prior === null ? null : Number(r.prior),
           label: r.label as string | null,
         }));
-      return { store, verify: async (s) => verifyPg(store, s, await rows()), rows, close: () => store.close() };
+      return { store, verify: () => verifyPort(store), rows, close: () => store.close() };
     },
     async retire(schema, failed) {
       let bytes = 0;
@@ -509,46 +504,6 @@ function postgresPlace(url: string, keep: boolean): Place {
       if (raw !== undefined) await (await raw).end();
     },
   };
-}
-
-/**
- * Verify on PostgreSQL: the store's own checks (chains, digests, links, heads, snapshots' places,
- * pages and blobs), then what `verifyStore` adds on SQLite, for what earlier checks of this schema
- * have not seen: every payload in the table decodes, and every snapshot gives the tree and
- * lifecycle set of the replay of its chain from genesis.
- */
-async function verifyPg(store: PgStore, s: DbState, rows: readonly EventRow[]): Promise<VerifyReport> {
-  const report = await store.verify();
-  const findings: VerifyFinding[] = [...report.findings];
-  const bad = (code: VerifyFinding["code"], event: EventId, message: string) => findings.push({ code, session: s.session, event, message });
-  const unseen = rows.filter((r) => !s.decoded.has(r.id)).map((r) => eventId(r.id));
-  for (let i = 0; i < unseen.length; i += 500)
-    for (const e of await store.events(unseen.slice(i, i + 500))) {
-      try {
-        decodeEvent(e);
-        s.decoded.add(e.id);
-      } catch (err) {
-        bad("bad-event", e.id, `event ${e.id} does not decode: ${(err as Error).message}`);
-      }
-    }
-  for (const session of await store.listSessions())
-    for (const snap of await store.snapshots(session.id)) {
-      if (s.replayed.has(snap.id)) continue;
-      try {
-        const loaded = await materializeVersion(store, snap.id);
-        const replay = await materializeVersion(store, snap.id, { fromGenesis: true });
-        const live = (v: { live: ReadonlySet<number> }) => [...v.live].sort((a, b) => a - b).join();
-        if (loaded.snapshotDepth !== snap.depth) bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} was not used to open it`);
-        else if (toSnapshot(await loadTree(loaded.tree)) !== toSnapshot(await loadTree(replay.tree)))
-          bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} differs from the replay of its chain`);
-        else if (live(loaded) !== live(replay))
-          bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} has another lifecycle set than the replay of its chain`);
-        else s.replayed.add(snap.id);
-      } catch (err) {
-        bad("bad-snapshot", snap.id, `the snapshot at ${snap.id} cannot be checked against its replay: ${(err as Error).message}`);
-      }
-    }
-  return { ...report, ok: report.ok && findings.length === 0, findings };
 }
 
 interface Spawned {
@@ -637,8 +592,6 @@ export async function runCrashTrials(options: CrashOptions): Promise<CrashSummar
     mainHead: undefined,
     events: 0,
     printed: new Map(),
-    decoded: new Set(),
-    replayed: new Set(),
   });
   const retire = async (s: DbState, failed: boolean) => {
     largestBytes = Math.max(largestBytes, await place.retire(s.where, failed));
@@ -763,7 +716,7 @@ async function checkTrial(place: Place, s: DbState, run: Spawned, info: TrialInf
   try {
     // 1. verify: integrity, chains, heads, blobs, payloads, snapshots = replay of their chains.
     const t0 = performance.now();
-    const report = await opened.verify(s);
+    const report = await opened.verify();
     verifyMs = performance.now() - t0;
     snapshotsTotal = report.snapshots;
     if (!report.ok || report.findings.length > 0)

@@ -1,10 +1,10 @@
 /** `strata ls` (CLI-4, CLI-8): sessions by last activity, from the store alone (no tree is materialized). */
 import { STOP, type StopReason, TAG } from "@strata/agent";
 import { decodeEvent, type Port } from "@strata/engine";
-import type { BranchInfo, EventId, StoredEvent } from "@strata/store";
+import type { BranchInfo, EventId, SessionInfo, StoredEvent } from "@strata/store";
 import { type CommandImpl, flag } from "../command.ts";
 import { ago, columns } from "../output.ts";
-import { AT_ONCE, byActivity, handlesOf } from "../sessions.ts";
+import { atOnce, byActivity, handlesOf, mainOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
 
 /** A branch in every --json document (CLI-8). */
@@ -81,22 +81,20 @@ export const ls: CommandImpl = {
     const now = ctx.now();
     const listed = await byActivity(store);
     const handles = handlesOf(listed.map((r) => r.session.id));
-    // Each status reads the main head's event: over the network, AT_ONCE at a time.
-    const statuses = new Map<string, string>();
-    const heads = listed.flatMap(({ session: s, activity }) => {
-      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
+    // an imported recording (IM-1) has no run to resume: its status says where it came from
+    const importedOf = (s: SessionInfo) => (s.metadata as { import?: { from?: unknown } }).import;
+    // The status of a session with a run reads its main head's event (over the network, a few at a time).
+    const read = listed.filter(({ session: s, activity }) => activity.damage.length === 0 && importedOf(s) === undefined);
+    const heads = read.flatMap(({ session: s, activity }) => {
+      const main = mainOf(activity);
       return main === undefined ? [] : [[s.id, main.head] as const];
     });
-    for (let i = 0; i < heads.length; i += AT_ONCE) {
-      const group = heads.slice(i, i + AT_ONCE);
-      const found = await Promise.all(group.map(([, head]) => statusOf(store, head)));
-      group.forEach(([id], k) => void statuses.set(id, found[k] as string));
-    }
+    const found = await atOnce(heads, ([, head]) => statusOf(store, head));
+    const statuses = new Map(heads.map(([id], k) => [id, found[k] as string]));
     const rows = [];
     for (const { session: s, activity } of listed) {
-      const main = activity.branches.find((b) => b.name === "main") ?? activity.branches[0];
-      // an imported recording (IM-1) has no run to resume: its status says where it came from
-      const imported = (s.metadata as { import?: { from?: unknown } }).import;
+      const main = mainOf(activity);
+      const imported = importedOf(s);
       const [status, outcome]: [string, Outcome] =
         activity.damage.length > 0
           ? ["damaged", "damaged"]
