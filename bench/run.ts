@@ -32,7 +32,7 @@ const GROUPS: Record<string, readonly string[]> = {
   api: ["public"],
   cli: ["startup", "reads"],
   import: ["foreign"],
-  postgres: ["pg", "listing", "langgraph", "pg-session"],
+  postgres: ["pg", "listing", "langgraph", "pg-session", "pg-agent"],
 };
 
 /** Section headings that are not a package's name. */

@@ -56,12 +56,13 @@ export const ALLOWED: Record<string, readonly string[]> = {
 
 /**
  * What a package's tests may import besides (development dependencies): the model clients' tests
- * drive the real loop end to end; the session core's run on PostgreSQL too (decision 0036). The
- * session core's tests may not reach the agent.
+ * drive the real loop end to end; the session core's and the agent's run on PostgreSQL too
+ * (decisions 0036, 0038). The session core's tests may not reach the agent.
  */
 export const ALLOWED_IN_TESTS: Record<string, readonly string[]> = {
   "@strata/models": ["@strata/agent", "@strata/engine", "@strata/store"],
   "@strata/engine": ["@strata/store-postgres"],
+  "@strata/agent": ["@strata/store-postgres"],
 };
 
 /** Packages whose every file may import `internal` entries (they measure what tests test). */

@@ -552,7 +552,7 @@ const mod: BenchModule = {
             ", ",
           )} (${big(last)}/${big(first)}: ${num(med(agg, `forkScale.${last}`))}×; the fork alone ${num(med(agg, `forkOnly.strata.${last}`))} ms at ${big(last)})`,
       ),
-      `**NOT MEASURED** — statements per agent turn: \`@strata/agent\` does not run on the asynchronous port yet; per \`session.commit\` ${sizes
+      `Statements per \`session.commit\` (per agent turn: the pg-agent benchmark) ${sizes
         .map((n) => `${value(agg, `statementsPerCommit.${n}`, per)} at ${big(n)}`)
         .join(", ")} (mean; a snapshot's commit ${value(agg, `statementsPerCommitMax.${last}`, per)}), per resume ${sizes
         .map((n) => `${value(agg, `resumeStatements.${n}`, per)} at ${big(n)}`)

@@ -42,21 +42,21 @@ function rank(b: BranchInfo): number {
   return b.origin === "genesis" ? 0 : b.origin === "fork" ? 1 : 2;
 }
 
+/** Another branch of a session and the directory its head records. */
+export interface BranchDir {
+  readonly branch: BranchInfo;
+  readonly dir: string | undefined;
+}
+
 /**
- * Another branch of the session that owns `dir` before `branch` does: its head records `dir`
+ * Another branch of the session that owns `dir` before branch `me` does: its head records `dir`
  * too, and it ranks before it (first line, forks, kept heads; the older first among equals).
  */
-export function dirOwner(store: Store, session: SessionId, branch: string, dir: string): string | undefined {
-  const all = store.branches(session);
-  const me = all.find((b) => b.name === branch);
-  if (me === undefined) return undefined;
-  for (const b of all) {
-    if (b.name === branch) continue;
+export function dirOwner(me: BranchInfo, others: readonly BranchDir[], dir: string): string | undefined {
+  for (const { branch: b, dir: d } of others) {
     const before =
       rank(b) < rank(me) || (rank(b) === rank(me) && (b.created < me.created || (b.created === me.created && b.name < me.name)));
-    if (!before) continue;
-    if (store.eventMeta(b.head)?.session !== session) continue;
-    if (lineDir(materialize(store, b.head)) === dir) return b.name;
+    if (before && d === dir) return b.name;
   }
   return undefined;
 }

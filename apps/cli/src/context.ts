@@ -24,6 +24,11 @@ export interface Context {
    * file read-only (for the commands written once for both, decision 0036).
    */
   reader(): Promise<Store | AsyncStore>;
+  /**
+   * The store to drive sessions in, on either port: the PostgreSQL store when `--db` is a URL,
+   * else the SQLite file (created with `create`): for `run` and `resume` (decision 0038).
+   */
+  writer(options?: { create?: boolean }): Promise<Store | AsyncStore>;
   /** Closes what was opened. */
   close(): Promise<void>;
   /** Set when a command wants Ctrl-C handled itself. */
@@ -55,6 +60,9 @@ export function makeContext(init: {
     async reader() {
       return remote ? await this.port() : this.store({ readonly: true });
     },
+    async writer(options = {}) {
+      return remote ? await this.port() : this.store(options);
+    },
     out: init.out,
     dbPath,
     branch: init.branch,
@@ -63,11 +71,11 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
-      // Commands that drive sessions (runs, forks, rewinds, serve) run on the synchronous store
-      // (SQLite) so far; those written for both ports use `reader()` (issue 15).
+      // Commands that fork, rewind, check out, re-run or serve run on the synchronous store
+      // (SQLite) so far; those written for both ports use `reader()` or `writer()` (issue 15).
       if (remote)
         throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command reads sessions there (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`) and moves them between backends (\`export\`, \`import FILE\`), and does not drive them there yet — point --db (or STRATA_DB) at a SQLite file for the rest; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+          `${dbPath} is a PostgreSQL store: the strata command runs and resumes sessions there (\`run\`, \`resume\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`) and moves them between backends (\`export\`, \`import FILE\`); it does not fork, rewind, check out, bisect, re-run or serve there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
         );
       if (store === undefined) {
         const create = options.create ?? false;

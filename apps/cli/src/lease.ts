@@ -5,19 +5,27 @@
  * process's start time — so a holder is judged gone only when that very process is: a dead pid,
  * a zombie, a pid reused by another process (its start time differs) or a rebooted machine. The
  * lease's token fences the driver's appends (a driver whose lease was taken over cannot write).
+ * A driver renews its lease every {@link LEASE_RENEW_MS}; a holder on another host — whose process
+ * cannot be seen from here — is judged gone once it has not renewed for {@link LEASE_STALE_MS}
+ * (decision 0038): the handoff between machines on PostgreSQL.
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import type { LeaseInfo, SessionId, Store } from "@strata/store";
+import { type AsyncStore, isAsyncStore, type LeaseInfo, type SessionId, type Store } from "@strata/store";
 import { CliError, EXIT } from "./errors.ts";
 import { terminalSafe } from "./terminal.ts";
 
 export interface Lease {
   /** The fencing token: pass it to the session so every append checks it still holds. */
   readonly token: number;
-  /** Gives the lease up (idempotent; never throws). */
-  release(): void;
+  /** Gives the lease up (idempotent; never throws; over PostgreSQL it answers once the row is written). */
+  release(): void | Promise<void>;
 }
+
+/** How often a driver marks its lease alive (ms). */
+export const LEASE_RENEW_MS = 10_000;
+/** A lease held on another host and not renewed for this long is judged abandoned (ms). */
+export const LEASE_STALE_MS = 30_000;
 
 interface Owner {
   readonly pid: number;
@@ -78,13 +86,14 @@ function parseOwner(text: string): Owner | undefined {
 }
 
 /**
- * Whether the process that holds `holder` is gone. A holder on another host is never judged gone
- * from here (its liveness cannot be seen); garbage owner text is.
+ * Whether the process that holds `holder` is gone. A holder on another host (whose process cannot
+ * be seen from here) is gone when it stopped renewing its lease {@link LEASE_STALE_MS} ago; garbage
+ * owner text is gone.
  */
-export function holderGone(holder: LeaseInfo): boolean {
+export function holderGone(holder: LeaseInfo, now = Date.now()): boolean {
   const o = parseOwner(holder.owner);
   if (o === undefined) return true;
-  if (o.host !== hostname()) return false;
+  if (o.host !== hostname()) return now - holder.renewed > LEASE_STALE_MS;
   if (o.boot !== null && BOOT !== null && o.boot !== BOOT) return true;
   if (o.pid === process.pid && o.start === (procStat(process.pid)?.start ?? null)) return true; // a lease this process left behind
   const stat = procStat(o.pid);
@@ -109,24 +118,66 @@ function busy(session: string, branch: string, holder: LeaseInfo): CliError {
 }
 
 /**
- * Takes the lease of `session@branch` for this process, or throws exit 3 naming the live driver.
- * `command` is what the owner is doing (`run`, `resume`), shown to whoever is refused.
+ * Takes the lease of `session@branch` for this process, or throws exit 3 naming the live driver
+ * (over PostgreSQL: a promise of it). `command` is what the owner is doing (`run`, `resume`), shown
+ * to whoever is refused. The lease is renewed every {@link LEASE_RENEW_MS} until it is released.
  */
-export function acquireLease(store: Store, session: SessionId, branch: string, command: string): Lease {
-  const r = store.acquireLease(session, branch, JSON.stringify(me(command)), holderGone);
+export function acquireLease(store: Store, session: SessionId, branch: string, command: string): Lease;
+export function acquireLease(store: Store | AsyncStore, session: SessionId, branch: string, command: string): Lease | Promise<Lease>;
+export function acquireLease(store: Store | AsyncStore, session: SessionId, branch: string, command: string): Lease | Promise<Lease> {
+  const owner = JSON.stringify(me(command));
+  if (!isAsyncStore(store))
+    return held(
+      store,
+      session,
+      branch,
+      store.acquireLease(session, branch, owner, (h) => holderGone(h)),
+    );
+  return store.acquireLease(session, branch, owner, (h) => holderGone(h)).then((r) => held(store, session, branch, r));
+}
+
+function held(
+  store: Store | AsyncStore,
+  session: SessionId,
+  branch: string,
+  r: { ok: true; lease: LeaseInfo } | { ok: false; holder: LeaseInfo },
+): Lease {
   if (!r.ok) throw busy(session, branch, r.holder);
   const token = r.lease.token;
   let released = false;
+  // Renewed in the background; a renewal that fails or finds the lease taken stops renewing (the
+  // next append is refused then: the token fences it).
+  const renew = setInterval(() => {
+    if (released || store.closed) return;
+    try {
+      Promise.resolve(store.renewLease(session, branch, token)).then(
+        (ok) => {
+          if (!ok) clearInterval(renew);
+        },
+        () => clearInterval(renew),
+      );
+    } catch {
+      clearInterval(renew);
+    }
+  }, LEASE_RENEW_MS);
+  renew.unref();
   return {
     token,
     release() {
+      clearInterval(renew);
       if (released || store.closed) return;
       released = true;
+      // A store that cannot write any more (disk full, damaged, the server gone) cannot keep the
+      // lease either: the holder is judged gone as soon as this process ends (or stops renewing).
       try {
-        store.releaseLease(session, branch, token);
+        const done = store.releaseLease(session, branch, token);
+        if (done instanceof Promise)
+          return done.then(
+            () => undefined,
+            () => undefined,
+          );
       } catch {
-        // A store that cannot write any more (disk full, damaged) cannot keep the lease either:
-        // the holder is judged gone as soon as this process ends.
+        // as above
       }
     },
   };

@@ -8,7 +8,7 @@
 
 import { type AgentEvent, ATTR, CALL, ROLE, TAG } from "@strata/agent";
 import type { NodeId } from "@strata/dom";
-import type { Session } from "@strata/engine";
+import type { Port, Session } from "@strata/engine";
 import type { Out } from "./output.ts";
 import { oneLine } from "./terminal.ts";
 
@@ -34,7 +34,7 @@ export interface Reporter {
   close(): void;
 }
 
-export function reporter(out: Out, session: Session, live: boolean): Reporter {
+export function reporter(out: Out, session: Session<Port>, live: boolean): Reporter {
   if (out.json || out.quiet) return { onEvent: () => {}, close: () => {} };
   let midLine = false;
   let running: { element: NodeId; tool: string; since: number; timer: NodeJS.Timeout } | undefined;

@@ -20,9 +20,10 @@ import {
   workspaceElement,
   workspaceTools,
 } from "@strata/agent";
-import { materialize, type Session } from "@strata/engine";
+import { EngineError, materialize, NotLoaded, type Port, type Session } from "@strata/engine";
 import { createModel } from "@strata/models";
-import { dirOwner, takeOwnDir } from "./branch-dir.ts";
+import { type BranchInfo, drive, isAsyncStore } from "@strata/store";
+import { type BranchDir, dirOwner, takeOwnDir } from "./branch-dir.ts";
 import { type Args, int, list, str } from "./command.ts";
 import type { Context } from "./context.ts";
 import { checkDemoWorkspace, DEMO_SPEC, demoWorkspace, freshDemoWorkspace } from "./demo.ts";
@@ -122,8 +123,57 @@ function inside(workspace: string, abs: string): string | undefined {
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? undefined : real;
 }
 
-function imported(session: Session | undefined): unknown {
-  return session === undefined ? undefined : session.store.getSession(session.id)?.metadata.importedFrom;
+/** A session on either port: `run` and `resume` drive sessions in SQLite and in PostgreSQL (decision 0038). */
+type AnySession = Session<Port>;
+
+/** What the inputs are chosen from beyond the tree: read from the store once, on either port. */
+interface Recorded {
+  readonly session: AnySession;
+  readonly inputs: RecordedInputs;
+  /** `metadata.importedFrom` of an imported session. */
+  readonly importedFrom: unknown;
+  /** The recorded copy of a context file (by blob). */
+  readonly copy: (hash: string) => string;
+}
+
+async function recordedOf(session: AnySession): Promise<Recorded> {
+  const inputs = readInputs(session.durableTree);
+  const store = session.store;
+  const importedFrom = (await store.getSession(session.id))?.metadata.importedFrom;
+  if (!isAsyncStore(store)) return { session, inputs, importedFrom, copy: (hash) => blobText(store, hash) };
+  const hashes = [...inputs.context.values()];
+  const got = hashes.length === 0 ? new Map<string, Buffer>() : await store.getBlobs(hashes);
+  const copy = (hash: string): string => {
+    const bytes = got.get(hash);
+    if (bytes === undefined)
+      throw new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
+    return bytes.toString("utf8");
+  };
+  return { session, inputs, importedFrom, copy };
+}
+
+/** `read(tree)` once what it reads is fetched (over the asynchronous port a tree loads on demand). */
+async function settled<T>(read: () => T): Promise<T> {
+  for (;;)
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof NotLoaded)) throw e;
+      await drive(e.load());
+    }
+}
+
+/** Every other branch of the session whose head is its own, with the directory that head records. */
+async function branchDirs(session: AnySession): Promise<{ me: BranchInfo | undefined; others: BranchDir[] }> {
+  const all = await session.store.branches(session.id);
+  const others: BranchDir[] = [];
+  for (const b of all) {
+    if (b.name === session.branch) continue;
+    if ((await session.store.eventMeta(b.head))?.session !== session.id) continue;
+    const tree = await materialize(session.store, b.head);
+    others.push({ branch: b, dir: await settled(() => lineDir(tree)) });
+  }
+  return { me: all.find((b) => b.name === session.branch), others };
 }
 
 /**
@@ -131,8 +181,9 @@ function imported(session: Session | undefined): unknown {
  * workspace (the demo's is made fresh here, after every check before it passed; a branch whose
  * directory is missing or empty gets the files its head records checked out there), context files.
  */
-export async function prepare(ctx: Context, args: Args, session: Session | undefined): Promise<Prepared> {
-  const recorded = session === undefined ? undefined : readInputs(session.durableTree);
+export async function prepare(ctx: Context, args: Args, session: AnySession | undefined): Promise<Prepared> {
+  const facts = session === undefined ? undefined : await recordedOf(session);
+  const recorded = facts?.inputs;
   const rs = recorded?.settings ?? {};
   const notes: string[] = [];
   const flagModel = str(args, "model");
@@ -151,10 +202,14 @@ export async function prepare(ctx: Context, args: Args, session: Session | undef
       : rs["budget-tokens"] !== undefined
         ? Number(rs["budget-tokens"])
         : undefined;
-  const { templates, templateFile } = template(ctx, args, session, recorded, notes);
-  const { workspace, workspaceFrom, restore, owned } = chooseWorkspace(ctx, args, session, demo);
+  const { templates, templateFile } = template(ctx, args, facts, notes);
+  const { workspace, workspaceFrom, restore, owned } = await chooseWorkspace(ctx, args, facts, demo);
   if (owned !== undefined && session !== undefined) {
-    const r = await takeOwnDir(session, ctx.dbPath, workspace, owned.dir);
+    if (isAsyncStore(session.store))
+      throw new UsageError(
+        `the working directory ${owned.dir} belongs to branch ${owned.by}; over PostgreSQL ${session.branch} cannot get a directory of its own yet — pass --workspace DIR (a new or empty directory gets its files)`,
+      );
+    const r = await takeOwnDir(session as Session, ctx.dbPath, workspace, owned.dir);
     notes.push(
       `${owned.dir} is the working directory of branch ${owned.by}: ${session.branch} gets its own, ${workspace} (event ${r.event.id}, ${r.fileCount} files)`,
     );
@@ -164,7 +219,7 @@ export async function prepare(ctx: Context, args: Args, session: Session | undef
       `the workspace ${workspace} was ${restore}: checked out the ${r.written + r.unchanged} files event ${session.head.id} records there`,
     );
   }
-  const context = contextFiles(args, session, recorded, workspace, notes);
+  const context = contextFiles(args, facts, workspace, notes);
   return {
     model,
     modelSpec,
@@ -190,10 +245,10 @@ export async function prepare(ctx: Context, args: Args, session: Session | undef
 function template(
   ctx: Context,
   args: Args,
-  session: Session | undefined,
-  recorded: RecordedInputs | undefined,
+  facts: Recorded | undefined,
   notes: string[],
 ): { templates: Record<string, string> | undefined; templateFile: string } {
+  const recorded = facts?.inputs;
   const flagged = str(args, "template");
   const recordedFile = recorded?.settings["template-file"];
   if (flagged !== undefined) {
@@ -210,7 +265,7 @@ function template(
   const file = recordedFile ?? BUILT_IN;
   if (file === BUILT_IN)
     return { templates: recorded?.templates.has("system") ? undefined : { system: DEFAULT_SYSTEM_TEMPLATE }, templateFile: BUILT_IN };
-  if (imported(session) !== undefined) {
+  if (facts?.importedFrom !== undefined) {
     notes.push(
       `the template path ${file} was recorded on the machine this session was imported from: not read; using the copy recorded in the session (--template FILE uses another)`,
     );
@@ -228,25 +283,26 @@ function template(
  * recorded setting), else the current directory (or the demo's). `restore` says that the branch
  * records files and the directory is missing or empty: its head is checked out there first.
  */
-function chooseWorkspace(
+async function chooseWorkspace(
   ctx: Context,
   args: Args,
-  session: Session | undefined,
+  facts: Recorded | undefined,
   demo: boolean,
-): {
+): Promise<{
   workspace: string;
   workspaceFrom: Prepared["workspaceFrom"];
   restore: "missing" | "empty" | undefined;
   /** The recorded directory belongs to another branch: this one gets `workspace`, a new one. */
   owned?: { dir: string; by: string };
-} {
+}> {
+  const session = facts?.session;
   const flagged = str(args, "workspace");
   const recorded = session === undefined ? undefined : lineDir(session.durableTree);
   // An imported session's recorded workspace and commands come from someone else's machine:
   // resuming it runs its pending tools, so the workspace must be named explicitly.
-  if (session !== undefined && flagged === undefined && imported(session) !== undefined)
+  if (session !== undefined && flagged === undefined && facts?.importedFrom !== undefined)
     throw new UsageError(
-      `session ${session.id} was imported (from ${String(imported(session))}); its tools would run in the workspace it recorded (${recorded ?? "?"}) — pass --workspace DIR to choose where`,
+      `session ${session.id} was imported (from ${String(facts.importedFrom)}); its tools would run in the workspace it recorded (${recorded ?? "?"}) — pass --workspace DIR to choose where`,
     );
   if (session !== undefined && flagged === undefined && recorded === undefined)
     throw new UsageError(`session ${session.id} recorded no workspace (it was stopped while being created); pass --workspace DIR`);
@@ -265,15 +321,16 @@ function chooseWorkspace(
   // whose recorded directory another owns (a head a rewind kept, say) gets its own.
   if (session !== undefined && !demo) {
     if (flagged !== undefined && workspace !== recorded) {
-      const other = usedBy(session, workspace);
+      const other = usedBy((await branchDirs(session)).others, workspace);
       if (other !== undefined)
         throw new UsageError(
           `--workspace ${workspace} is the working directory of branch ${other}; give another (a new or empty directory gets the files of ${session.branch})`,
         );
     } else if (flagged === undefined) {
-      const owner = dirOwner(session.store, session.id, session.branch, workspace);
+      const { me, others } = await branchDirs(session);
+      const owner = me === undefined ? undefined : dirOwner(me, others, workspace);
       if (owner !== undefined) {
-        const own = defaultBranchDir(ctx.dbPath, handleOf(session.store, session.id), session.branch);
+        const own = defaultBranchDir(ctx.dbPath, await handleOf(session.store, session.id), session.branch);
         return { workspace: own, workspaceFrom: "own", restore: undefined, owned: { dir: workspace, by: owner } };
       }
     }
@@ -288,14 +345,9 @@ function chooseWorkspace(
   return { workspace, workspaceFrom: from, restore: undefined };
 }
 
-/** A branch other than `session`'s, not a head a rewind kept, whose head records `dir`. */
-function usedBy(session: Session, dir: string): string | undefined {
-  for (const b of session.store.branches(session.id)) {
-    if (b.name === session.branch || b.origin === "rewind") continue;
-    if (session.store.eventMeta(b.head)?.session !== session.id) continue;
-    if (lineDir(materialize(session.store, b.head)) === dir) return b.name;
-  }
-  return undefined;
+/** A branch other than the session's, not a head a rewind kept, whose head records `dir`. */
+function usedBy(others: readonly BranchDir[], dir: string): string | undefined {
+  return others.find((o) => o.branch.origin !== "rewind" && o.dir === dir)?.branch.name;
 }
 
 /**
@@ -303,13 +355,8 @@ function usedBy(session: Session, dir: string): string | undefined {
  * files inside the workspace are read; a recorded path that leads outside it (absolute, `..`, or a
  * symlink) is not followed and its recorded copy is used.
  */
-function contextFiles(
-  args: Args,
-  session: Session | undefined,
-  recorded: RecordedInputs | undefined,
-  workspace: string,
-  notes: string[],
-): Record<string, string> {
+function contextFiles(args: Args, facts: Recorded | undefined, workspace: string, notes: string[]): Record<string, string> {
+  const recorded = facts?.inputs;
   const context: Record<string, string> = {};
   const flags = list(args, "context");
   for (const p of flags) {
@@ -332,7 +379,7 @@ function contextFiles(
   }
   for (const p of paths) {
     const hash = recorded?.context.get(p) as string;
-    const copy = (): string => blobText((session as Session).store, hash);
+    const copy = (): string => (facts as Recorded).copy(hash);
     const abs = resolve(workspace, p);
     const lexical = relative(workspace, abs);
     const escapes = isAbsolute(p) || lexical === "" || lexical.startsWith("..") || isAbsolute(lexical);

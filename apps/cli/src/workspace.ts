@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import {
   addSkippedDiags,
@@ -26,7 +27,7 @@ import {
 } from "@strata/agent";
 import { Tree, type TreeDraft } from "@strata/dom";
 import { materialize, type Session } from "@strata/engine";
-import type { EventId, EventMeta, Store } from "@strata/store";
+import type { AsyncStore, EventId, EventMeta, Store } from "@strata/store";
 import { CliError, EXIT, UsageError } from "./errors.ts";
 
 /** Labels of the workspace's own events (the loop records a call's file changes in its outcome event). */
@@ -116,11 +117,14 @@ export function checkApart(dir: string, sourceDir: string | undefined, dbPath: s
 
 /**
  * A tracker of `dir` whose stat index is kept between processes in the database's directory
- * (`index/`), so a resume hashes only what changed since the last process looked.
+ * (`index/`) — for a PostgreSQL URL, in the user's cache directory (`$XDG_CACHE_HOME/strata/index`,
+ * else `~/.cache/strata/index`) — so a resume hashes only what changed since the last process looked.
  */
-export function trackerFor(dbPath: string, dir: string, store: Store): WorkspaceTracker {
+export function trackerFor(dbPath: string, dir: string, store: Store | AsyncStore): WorkspaceTracker {
   const key = createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 20);
-  const folder = join(dirname(dbPath), "index");
+  const folder = /^postgres(ql)?:\/\//i.test(dbPath)
+    ? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "strata", "index")
+    : join(dirname(dbPath), "index");
   try {
     mkdirSync(folder, { recursive: true });
   } catch {

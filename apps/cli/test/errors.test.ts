@@ -54,7 +54,7 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
       const r = await strata(dir, args, args.length === 2 ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(
-        /is a PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\).* point --db/,
+        /is a PostgreSQL store: the strata command runs and resumes sessions there \(`run`, `resume`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\).*it does not fork, rewind.* point --db/,
       );
       expect(r.stderr).not.toContain("secret");
       expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { type EventId, openStore, type SessionId } from "@strata/store";
 import { afterAll, describe, expect, it } from "vitest";
+import { holderGone, LEASE_STALE_MS } from "../src/lease.ts";
 import { BIN, cleanEnv, cleanup, json, type Result, script, strata, tempDir } from "./cli-kit.ts";
 
 afterAll(cleanup);
@@ -249,4 +250,23 @@ describe("CLI-12 one driver per branch", () => {
       expect(v.ok).toBe(true);
     }
   }, 180_000);
+});
+
+describe("CLI-12 a driver on another host (decision 0038)", () => {
+  it("is live while it renews its lease and gone once it has not for LEASE_STALE_MS; a holder here is judged by its process", () => {
+    const now = 1_000_000_000;
+    const lease = (host: string, renewed: number) => ({
+      session: "S" as SessionId,
+      branch: "main",
+      token: 7,
+      owner: JSON.stringify({ pid: 1, host, boot: null, start: null, command: "run", since: 0 }),
+      acquired: renewed - 60_000,
+      renewed,
+    });
+    expect(holderGone(lease("elsewhere", now - 1_000), now)).toBe(false);
+    expect(holderGone(lease("elsewhere", now - LEASE_STALE_MS + 1), now)).toBe(false);
+    expect(holderGone(lease("elsewhere", now - LEASE_STALE_MS - 1), now)).toBe(true);
+    // pid 1 on this host is alive (init): renewing or not, it is not gone
+    expect(holderGone(lease(hostname(), now - 10 * LEASE_STALE_MS), now)).toBe(false);
+  });
 });

@@ -3,13 +3,15 @@
  * file, `strata --db postgres://… import`, `export` again from PostgreSQL and `import` into another
  * SQLite file give the same log — every event's payload and digest — and byte-identical heads
  * (the bundles' XML), through the real command and a real server; `ls`, `log`, `show`, `diff`, `branches`, `prompt` and `verify` read
- * the session on PostgreSQL as they read it on SQLite. Every other command refuses a PostgreSQL
- * URL with a usage error saying what it can do.
+ * the session on PostgreSQL as they read it on SQLite. `run` and `resume` drive sessions there
+ * (decision 0038): a run killed with -9 mid-call is resumed by another process, which takes the
+ * lease the dead one held. Every other command refuses a PostgreSQL URL with a usage error saying
+ * what it can do.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { cleanup, demoDir, json, ROOT, strata } from "./cli-kit.ts";
+import { cleanup, demoDir, handleIn, json, ROOT, script, strata, strataKilled } from "./cli-kit.ts";
 
 afterAll(cleanup);
 
@@ -156,6 +158,39 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(prefix.code, prefix.stderr).toBe(0);
   });
 
+  it("CLI-10 CLI-11 CLI-12 run on PostgreSQL, killed with -9 mid-call; resume from another process takes the lease and finishes", async () => {
+    const dir = demoDir();
+    const db = `${pg}?schema=${schema}_run`;
+    const killed = await strataKilled(dir, ["--db", db, "run", "--workspace", "ws"], /→ run /);
+    const session = handleIn(killed.stdout);
+    expect(session).toMatch(/^[0-9A-Z]{6}$/);
+    const ls = json<{ sessions: { handle: string; status: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"]));
+    expect(ls.sessions[0]).toMatchObject({ handle: session, status: "open" });
+    const resumed = await strata(dir, ["--db", db, "resume", session]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/run \(#\d+\) was running: not safe to repeat, it will be marked interrupted/);
+    expect(resumed.stdout).toMatch(/■ completed-by-tool/);
+    expect(readFileSync(join(dir, "ws", "SUMMARY.md"), "utf8")).toContain("## Open questions");
+    const log = json<{ events: { label: string }[] }>(await strata(dir, ["--db", db, "log", session, "--limit", "0", "--json"]));
+    const labels = log.events.map((e) => e.label);
+    expect(labels).toContain("call.interrupted");
+    expect(labels).toContain("workspace.baseline");
+    expect(labels.at(-1)).toBe("call.outcome");
+    const verify = await strata(dir, ["--db", db, "verify", "--json"]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    // Finished: a resume says so; a new task on the session runs on PostgreSQL too.
+    const again = await strata(dir, ["--db", db, "resume", session, "--json"]);
+    expect(json(again)).toMatchObject({ resumed: false, stop: "completed-by-tool" });
+    const done = script(
+      dir,
+      "done",
+      Array.from({ length: 12 }, () => ({ text: "Nothing more to do." })),
+    );
+    const more = await strata(dir, ["--db", db, "run", "once more", "--session", session, "--model", done, "--json"]);
+    expect(more.code, more.stderr).toBe(0);
+    expect(json(more)).toMatchObject({ stop: "end-turn", resumed: false, steps: 1 });
+  }, 120_000);
+
   it("a bad bundle is refused before anything is written; the other commands say what the command can do with PostgreSQL", async () => {
     const dir = demoDir();
     writeFileSync(join(dir, "bad.json"), '{"format":"strata-bundle@2"}');
@@ -171,7 +206,7 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command reads sessions there \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\) and moves them/,
+        /PostgreSQL store: the strata command runs and resumes sessions there \(`run`, `resume`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

@@ -14,6 +14,7 @@ import { bodyOf } from "@strata/engine";
 import type { PendingCall, RunContext } from "./context.ts";
 import { type CallFiles, hasEffects, type LoopWorkspace, writeCallFiles } from "./effects.ts";
 import { appendDiags, boundObservation, type Diag, executeBounded } from "./execute.ts";
+import { AgentBlobs, commit } from "./port.ts";
 import { type Counts, type RunResult, runResult, stopRun, stopSpec } from "./runs.ts";
 import { type Action, type ActionOutcome, type CallLimits, DEFAULT_CALL_LIMITS, refusedOutcome, type TreeEdit } from "./tools/registry.ts";
 import { ATTR, byCall, CALL, LABEL, STOP, setCallStatus, TAG } from "./vocabulary.ts";
@@ -31,14 +32,14 @@ export async function runCall(run: RunContext, call: PendingCall, retry: boolean
     await files.prepare(run.session, retry);
     if (run.signal.aborted) return stopRun(run, STOP.cancelled, "the run was cancelled");
   }
-  startCall(run, call, retry);
+  await startCall(run, call, retry);
   const done = await executeBounded(run.session, call.element, run.executor, prepared.action, run.signal, limits);
   // The log refused the call's progress (another process moved the head): the run ends with that error (AG-18).
   if ("failed" in done) throw done.failed.error;
   // What the handler changed on disk, whatever its outcome: it settles with the call (WS-22).
   const changed = files === undefined ? undefined : await files.settle(run.session);
   if ("cancelled" in done) {
-    interruptCall(run, call, "the run was cancelled while the call was running", done.diags, changed);
+    await interruptCall(run, call, "the run was cancelled while the call was running", done.diags, changed);
     return stopRun(run, STOP.cancelled, "the run was cancelled");
   }
   const o = done.outcome;
@@ -70,8 +71,9 @@ function prepareCall(
 }
 
 /** `running` and the attempt, committed before the handler runs (intent before effect, AG-4). */
-function startCall(run: RunContext, call: PendingCall, retry: boolean): void {
-  run.session.commit(
+async function startCall(run: RunContext, call: PendingCall, retry: boolean): Promise<void> {
+  await commit(
+    run.session,
     (d) => {
       setCallStatus(d, call.element, CALL.running);
       d.set(call.element, ATTR.attempt, String(call.attempt + 1));
@@ -85,8 +87,15 @@ function startCall(run: RunContext, call: PendingCall, retry: boolean): void {
  * Marks a call interrupted (its observation is the recorded synthetic text), with the files it
  * changed before it stopped (WS-22).
  */
-export function interruptCall(run: RunContext, call: PendingCall, reason: string, diags: readonly Diag[] = [], files?: CallFiles): void {
-  run.session.commit(
+export async function interruptCall(
+  run: RunContext,
+  call: PendingCall,
+  reason: string,
+  diags: readonly Diag[] = [],
+  files?: CallFiles,
+): Promise<void> {
+  await commit(
+    run.session,
     (d) => {
       setCallStatus(d, call.element, CALL.interrupted, reason);
       appendDiags(d, call.element, diags);
@@ -104,7 +113,7 @@ export function interruptCall(run: RunContext, call: PendingCall, reason: string
  * that completes the run — a `completesRun` tool, or an environment reporting completion — settles
  * the calls after it in its turn as `not_executed`.
  */
-function finalizeCall(
+async function finalizeCall(
   run: RunContext,
   call: PendingCall,
   outcome: ActionOutcome,
@@ -113,16 +122,17 @@ function finalizeCall(
   limits: CallLimits,
   diags: Diag[],
   files?: CallFiles,
-): RunResult | undefined {
+): Promise<RunResult | undefined> {
   const s = run.session;
   const spec = run.registry.get(call.tool);
-  const inline = boundObservation(outcome.observation, limits, (text) => s.store.putBlob(text), diags);
+  const inline = boundObservation(outcome.observation, limits, (text) => AgentBlobs.of(s.store).put(text), diags);
   const succeeded = outcome.status === CALL.executed && outcome.errorClass === undefined;
   const completes = succeeded && spec?.completesRun === true;
   const envDone = outcome.envReportedCompletion;
   const after: Counts = { ...run.counts, effective: run.counts.effective + (outcome.status === CALL.executed ? 1 : 0) };
   const rest = completes || envDone ? notStarted(run, call.element) : [];
-  s.commit(
+  await commit(
+    s,
     (d: TreeDraft) => {
       setCallStatus(d, call.element, outcome.status, reason?.replace(/\.$/, ""));
       if (outcome.errorClass !== undefined) d.set(call.element, ATTR.error, clean(outcome.errorClass));

@@ -5,10 +5,10 @@
  * the state, and the counters are read back from it when a run starts (runs.ts).
  */
 import type { NodeId } from "@strata/dom";
-import type { Session } from "@strata/engine";
 import type { LoopWorkspace } from "./effects.ts";
 import { type RecordedInputs, readInputs } from "./inputs.ts";
 import type { Model, ModelSettings } from "./model.ts";
+import { AgentBlobs, type AnySession } from "./port.ts";
 import { ProjectionMemo } from "./prompt.ts";
 import { RequestRecorder } from "./requests.ts";
 import { type Counts, runCounts } from "./runs.ts";
@@ -82,7 +82,7 @@ export interface PendingCall {
 
 /** What every phase of one run reads and updates. */
 export interface RunContext {
-  readonly session: Session;
+  readonly session: AnySession;
   readonly model: Model;
   readonly registry: ToolRegistry;
   readonly executor: Executor;
@@ -103,7 +103,7 @@ export interface RunContext {
 
 /** A fresh context for a run (or a part of one) over the session's current head. */
 export function runContext(
-  session: Session,
+  session: AnySession,
   run: Pick<RunContext, "model" | "registry" | "executor" | "limits" | "signal" | "emit"> & {
     readonly workspace?: LoopWorkspace | undefined;
   },
@@ -114,14 +114,14 @@ export function runContext(
     ...run,
     counts: { steps, effective, calls, tokens },
     inputs: () => readInputs(session.durableTree),
-    recorder: new RequestRecorder(session.store, session.durableTree),
+    recorder: new RequestRecorder(AgentBlobs.of(session.store), session.durableTree),
     memo: new ProjectionMemo(),
     workspace: run.workspace,
   };
 }
 
 /** The call element `id` as a call to run (its recorded tool, arguments and attempts). */
-export function pendingOf(session: Session, id: NodeId): PendingCall {
+export function pendingOf(session: AnySession, id: NodeId): PendingCall {
   const call = session.durableTree.get(id);
   if (call === undefined) throw new Error(`call element ${id} is gone`);
   return {

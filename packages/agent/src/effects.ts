@@ -16,8 +16,8 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { NodeId, TreeDraft } from "@strata/dom";
-import type { Session } from "@strata/engine";
 import { appendDiags, type Diag } from "./execute.ts";
+import { type AnySession, commit } from "./port.ts";
 import type { ToolSpec } from "./tools/registry.ts";
 import { ATTR, DIAG, LABEL } from "./vocabulary.ts";
 import { WorkspaceStateError } from "./workspace/errors.ts";
@@ -88,7 +88,7 @@ export class LoopWorkspace {
    * it), so what changed since the tree is its own effect, recorded with it, not an outside
    * change; a new working directory is still recorded first (`workspace.dir`). Throws `WorkspaceStateError` when the directory cannot be read (nothing is written).
    */
-  async prepare(session: Session, own: boolean): Promise<void> {
+  async prepare(session: AnySession, own: boolean): Promise<void> {
     if (workspaceElement(session.durableTree) === undefined) {
       await this.#baseline(session);
       this.#checked = true;
@@ -100,12 +100,12 @@ export class LoopWorkspace {
     const moved = real(workspaceDir(tree) ?? "") !== real(this.tracker.root);
     if (own) {
       // The changes are the resumed call's own (settled with it); a new directory is still the run's.
-      if (moved) session.commit((d) => void this.#ensure(d), { label: LABEL.workspaceDir });
+      if (moved) await commit(session, (d) => void this.#ensure(d), { label: LABEL.workspaceDir });
       return;
     }
     const { changes, skipped } = await this.tracker.capture(tree);
     if (changes.length === 0 && !moved) return;
-    this.#record(session, changes, skipped, changes.length > 0 ? LABEL.workspaceOutside : LABEL.workspaceDir);
+    await this.#record(session, changes, skipped, changes.length > 0 ? LABEL.workspaceOutside : LABEL.workspaceDir);
   }
 
   /**
@@ -114,7 +114,7 @@ export class LoopWorkspace {
    * system refuses (the directory is gone) is a `workspace-error` diag, not a throw: the outcome
    * is recorded, and the next capture records what changed (WS-24). Store failures propagate.
    */
-  async settle(session: Session): Promise<CallFiles> {
+  async settle(session: AnySession): Promise<CallFiles> {
     try {
       const { changes, skipped } = await this.tracker.capture(session.durableTree);
       return { changes, diags: this.#fresh(skipped) };
@@ -133,15 +133,16 @@ export class LoopWorkspace {
     }
   }
 
-  async #baseline(session: Session): Promise<void> {
+  async #baseline(session: AnySession): Promise<void> {
     const { changes, skipped } = await this.tracker.baseline(session.durableTree);
-    this.#record(session, changes, skipped, LABEL.workspaceBaseline);
+    await this.#record(session, changes, skipped, LABEL.workspaceBaseline);
   }
 
   /** One event of the workspace's own: the directory's record, `changes`, and a diag per newly skipped file. */
-  #record(session: Session, changes: readonly FileChange[], skipped: readonly SkippedFile[], label: string): void {
+  async #record(session: AnySession, changes: readonly FileChange[], skipped: readonly SkippedFile[], label: string): Promise<void> {
     const diags = this.#fresh(skipped);
-    session.commit(
+    await commit(
+      session,
       (d) => {
         const ws = this.#ensure(d);
         applyFileChanges(d, changes);

@@ -6,7 +6,9 @@
  * exceptions: a timeout is an `executed` TimeoutError, an executor that throws an `env_error`.
  */
 import { sanitizeText as clean, type NodeId, type TreeDraft } from "@strata/dom";
-import type { Session, StreamWriter } from "@strata/engine";
+import type { StreamWriter } from "@strata/engine";
+import { isAsyncStore } from "@strata/store";
+import type { AnySession } from "./port.ts";
 import { type Action, type ActionOutcome, type CallLimits, type Executor, outcome, type TreeEdit } from "./tools/registry.ts";
 import { ATTR, CALL, DIAG, type DiagKind, LABEL, TAG } from "./vocabulary.ts";
 
@@ -30,13 +32,16 @@ export function appendDiags(d: TreeDraft, parent: NodeId, diags: readonly Diag[]
  */
 export class Progress {
   #stream: StreamWriter | undefined;
+  /** Over the asynchronous port: the commit of `<output>` under way, and what was written before it landed. */
+  #opening: Promise<void> | undefined;
+  #early = "";
   #written = 0;
   #dropped = 0;
   #closed = false;
   #failure: { error: unknown } | undefined;
 
   constructor(
-    readonly session: Session,
+    readonly session: AnySession,
     readonly call: NodeId,
     readonly cap: number,
     private readonly onFailure: (error: unknown) => void = () => {},
@@ -56,12 +61,9 @@ export class Progress {
     }
     const part = chunk.length > room ? chunk.slice(0, room) : chunk;
     try {
-      if (this.#stream === undefined) {
-        let output = 0 as NodeId;
-        this.session.commit((d) => void (output = d.appendChild(this.call, { tag: TAG.output })), { label: LABEL.callOutput });
-        this.#stream = this.session.stream(output, { label: LABEL.callOutput });
-      }
-      this.#stream.append(part);
+      if (this.#stream === undefined && this.#opening === undefined) this.#open();
+      if (this.#stream === undefined) this.#early += part;
+      else this.#stream.append(part);
     } catch (error) {
       this.#fail(error);
       return;
@@ -69,16 +71,40 @@ export class Progress {
     this.#dropped += chunk.length - part.length;
     this.#written += part.length;
     // A flush on the stream's timer that the log refused shows here, at the next write.
-    const late = this.#stream.lastError ?? this.#stream.endedBy;
+    const late = this.#stream?.lastError ?? this.#stream?.endedBy;
     if (late !== undefined) this.#fail(late);
   }
 
-  /** Flushes what is pending and ends the stream; a flush the log refuses is kept as `failure`. */
-  close(): void {
+  /**
+   * Commits `<output>` and opens its stream: at once over a synchronous store; over the
+   * asynchronous port when the commit lands (what is written meanwhile goes in first).
+   */
+  #open(): void {
+    let output = 0 as NodeId;
+    const made = this.session.commit((d) => void (output = d.appendChild(this.call, { tag: TAG.output })), { label: LABEL.callOutput });
+    const opened = (): void => {
+      this.#stream = this.session.stream(output, { label: LABEL.callOutput });
+      if (this.#early !== "") this.#stream.append(this.#early);
+      this.#early = "";
+    };
+    if (!(made instanceof Promise)) {
+      opened();
+      return;
+    }
+    this.#opening = made.then(opened).catch((error: unknown) => this.#fail(error));
+  }
+
+  /**
+   * Flushes what is pending and ends the stream; a flush the log refuses is kept as `failure`.
+   * Over the asynchronous port it answers once the output is durable.
+   */
+  async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#opening;
     try {
       this.#stream?.close();
+      if (this.#stream !== undefined && isAsyncStore(this.session.store)) await this.session.flush();
     } catch (error) {
       this.#failure ??= { error };
     }
@@ -128,7 +154,7 @@ function sleep(ms: number): Promise<"timeout"> {
  * refused the call's progress (the call is stopped, and the run must end with that error: AG-18).
  */
 export async function executeBounded(
-  session: Session,
+  session: AnySession,
   element: NodeId,
   executor: Executor,
   action: Action,
@@ -158,7 +184,7 @@ export async function executeBounded(
     new Promise<"aborted">((resolve) => signal.addEventListener("abort", () => resolve("aborted"), { once: true })),
   ]).then((r) => (r === "aborted" ? Promise.race([running, sleep(limits.graceMs)]) : r));
   clearTimeout(timer);
-  progress.close();
+  await progress.close();
   // Whatever the handler did, a call whose progress the log refused does not settle here.
   if (progress.failure !== undefined) return { failed: progress.failure };
   const diags = progress.diags();

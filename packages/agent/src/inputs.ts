@@ -17,9 +17,10 @@
  *   </config>
  */
 import { type Element, type NodeId, type NodeSpec, type Op, type Tree, TreeDraft } from "@strata/dom";
-import { EngineError, metaOf, type Session } from "@strata/engine";
-import type { EventMeta, Store } from "@strata/store";
+import { type Answer, EngineError, metaOf, type Port, type Session } from "@strata/engine";
+import { drive, type EventMeta, isAsyncStore, type Store, value } from "@strata/store";
 import type { ModelSettings } from "./model.ts";
+import { AgentBlobs, type AnySession } from "./port.ts";
 import { canonicalJson } from "./tools/canonical.ts";
 import type { ReplayPolicy, ToolSpec } from "./tools/registry.ts";
 import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
@@ -154,21 +155,34 @@ function syncKeyed(
 /**
  * Records `inputs` in the session (blobs first, then one patch `inputs.record` — or
  * `inputs.update` when something was recorded before). Returns the event, or `undefined` when
- * the record already matches (nothing is appended).
+ * the record already matches (nothing is appended). Over the asynchronous port it answers a
+ * promise, and loads the tree first (`session.load()`).
  */
-export function recordInputs(session: Session, inputs: RunInputs, options: { by?: string } = {}): EventMeta | undefined {
+export function recordInputs<P extends Port>(
+  session: Session<P>,
+  inputs: RunInputs,
+  options: { by?: string } = {},
+): Answer<P, EventMeta | undefined> {
+  return drive(recordInputsSteps(session, inputs, options)) as Answer<P, EventMeta | undefined>;
+}
+
+function* recordInputsSteps(session: AnySession, inputs: RunInputs, options: { by?: string }): Generator<unknown, EventMeta | undefined> {
+  if (isAsyncStore(session.store)) yield* value(session.load());
   const patch = inputsPatch(session, inputs);
   if (patch === undefined) return undefined;
-  return session.commit(patch.ops, { label: patch.label, ...(options.by !== undefined ? { by: options.by } : {}) });
+  yield* AgentBlobs.of(session.store).flushSteps();
+  return yield* value(session.commit(patch.ops, { label: patch.label, ...(options.by !== undefined ? { by: options.by } : {}) }));
 }
 
 /**
- * The patch that makes the session's record match `inputs` (its blobs are stored now), for a
- * caller that commits it together with other patches (`startRun`: inputs and task as one group).
- * `undefined` when the record already matches.
+ * The patch that makes the session's record match `inputs` (its blobs are put now: over the
+ * asynchronous port, written by the next `AgentBlobs` flush), for a caller that commits it
+ * together with other patches (`startRun`: inputs and task as one group). `undefined` when the
+ * record already matches.
  */
-export function inputsPatch(session: Session, inputs: RunInputs): { ops: readonly Op[]; label: string } | undefined {
-  const store = session.store;
+export function inputsPatch(session: AnySession, inputs: RunInputs): { ops: readonly Op[]; label: string } | undefined {
+  const blobs = AgentBlobs.of(session.store);
+  const store = { putBlob: (text: string) => blobs.put(text) };
   const templates = Object.entries(inputs.templates ?? {}).map(([name, source]) => ({
     name,
     hash: store.putBlob(source),

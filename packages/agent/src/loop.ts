@@ -15,11 +15,13 @@
  * stop a call causes are one event.
  */
 import type { NodeId } from "@strata/dom";
-import { bodyOf, EngineError, type Session } from "@strata/engine";
+import { bodyOf, EngineError } from "@strata/engine";
+import { isAsyncStore } from "@strata/store";
 import { runCall } from "./call.ts";
 import { type RunAgentOptions, type RunContext, runContext } from "./context.ts";
 import { LoopWorkspace } from "./effects.ts";
 import { recordInputs } from "./inputs.ts";
+import { type AnySession, commit } from "./port.ts";
 import { reconcile } from "./reconcile.ts";
 import { type RunResult, runResult, runState, stopRun } from "./runs.ts";
 import { noTask, openWork, runInputs, runLimits, startRun, userTurn } from "./start.ts";
@@ -36,7 +38,7 @@ import type { WorkspaceTracker } from "./workspace/tracker.ts";
  * (`StoreError`; a `HeadConflict` when another process moved the branch head, from any commit
  * of the loop, streamed text and tool output included: AG-18). What was committed before stays.
  */
-export async function runAgent(session: Session, options: RunAgentOptions): Promise<RunResult> {
+export async function runAgent(session: AnySession, options: RunAgentOptions): Promise<RunResult> {
   const { model, registry } = options;
   const executor = options.executor ?? registry.executor();
   if (executor instanceof RegistryExecutor && !executor.registry.sameAs(registry))
@@ -52,6 +54,9 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
   const ws = options.workspace as Partial<WorkspaceTracker> | undefined;
   if (ws !== undefined && (typeof ws.capture !== "function" || typeof ws.baseline !== "function" || typeof ws.root !== "string"))
     throw new EngineError("bad-input", "the workspace option must be a WorkspaceTracker of the directory the tools act on");
+  // Over the asynchronous port the loop reads the tree whole (the prompt is a projection of it):
+  // it is loaded once, and stays loaded through the run's commits (decision 0037).
+  if (isAsyncStore(session.store)) await session.load();
   const signal = options.signal ?? new AbortController().signal;
   const emit = options.onEvent ?? (() => {});
   const limits = runLimits(options);
@@ -67,11 +72,11 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
     if (state.kind === "finished") return runResult(session, state.stop);
   } else if (openWork(session) === undefined) {
     // A new task on a settled branch: inputs and task as one group commit (AG-16).
-    startRun(session, { ...options, task });
+    await startRun(session, { ...options, task });
     emit({ type: "turn", role: ROLE.user, element: lastBodyChild(session) });
     return runLoop(context());
   }
-  recordInputs(session, runInputs(options, limits));
+  await recordInputs(session, runInputs(options, limits));
   // What a crash left open is settled first, so a new task follows a consistent history (AG-9).
   const reconciled = await reconcile(context());
   if (task === undefined) {
@@ -82,7 +87,7 @@ export async function runAgent(session: Session, options: RunAgentOptions): Prom
   }
   if (reconciled !== undefined && signal.aborted) return reconciled;
   // The settled run may have stopped (a completing call): the task starts a new one either way.
-  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, userTurn(task)), { label: LABEL.turnUser });
+  await commit(session, (d) => void d.appendChild(bodyOf(d.tree).id, userTurn(task)), { label: LABEL.turnUser });
   emit({ type: "turn", role: ROLE.user, element: lastBodyChild(session) });
   return runLoop(context());
 }
@@ -108,7 +113,7 @@ export async function runLoop(run: RunContext): Promise<RunResult> {
   }
 }
 
-function lastBodyChild(session: Session): NodeId {
+function lastBodyChild(session: AnySession): NodeId {
   const tree = session.durableTree;
   return (tree.rec(bodyOf(tree).id)?.last ?? 0) as NodeId;
 }

@@ -12,8 +12,9 @@
 import type { Element, Tree } from "@strata/dom";
 import { type Answer, bodyOf, EngineError, loadTree, metaOf, type Port, type Session, treeBlobRefs } from "@strata/engine";
 import { type AsyncStore, type EventId, isAsyncStore, type Store } from "@strata/store";
-import { blobText, type RecordedInputs, readInputs } from "./inputs.ts";
+import { type RecordedInputs, readInputs } from "./inputs.ts";
 import type { ChatMessage, ModelRequest, ToolCallRequest, ToolSchema } from "./model.ts";
+import { AgentBlobs } from "./port.ts";
 import { renderTemplate } from "./template/render.ts";
 import { type SyntheticObservations, syntheticText } from "./tools/synthetic.ts";
 import { ATTR, CALL, META, ROLE, TAG, TURN } from "./vocabulary.ts";
@@ -216,9 +217,17 @@ export function projectRequest(tree: Tree, blob: BlobText, inputs: RecordedInput
   };
 }
 
-/** A blob reader over a store. */
-export function blobReader(store: Store): BlobText {
-  return (hash) => blobText(store, hash);
+/**
+ * A blob reader over a store. Over the asynchronous port it reads what was fetched (the loop
+ * fetches {@link inputBlobs} before each projection).
+ */
+export function blobReader(store: Port): BlobText {
+  return (hash) => AgentBlobs.of(store).text(hash);
+}
+
+/** The blobs a projection reads: the recorded templates, context files and tools' descriptions and schemas. */
+export function inputBlobs(inputs: RecordedInputs): string[] {
+  return [...inputs.templates.values(), ...inputs.context.values(), ...inputs.tools.flatMap((t) => [t.descriptionHash, t.schemaHash])];
 }
 
 /**

@@ -12,6 +12,7 @@ import { bodyOf, lifecycleWork } from "@strata/engine";
 import { filesOf, runCall } from "./call.ts";
 import { pendingOf, type RunContext } from "./context.ts";
 import { writeCallFiles } from "./effects.ts";
+import { commit } from "./port.ts";
 import type { RunResult } from "./runs.ts";
 import { ATTR, byCall, CALL, LABEL, OPEN_CALL, setCallStatus, setTurnStatus, TAG, TURN } from "./vocabulary.ts";
 
@@ -24,7 +25,7 @@ export async function reconcile(run: RunContext): Promise<RunResult | undefined>
     const turn = run.session.durableTree.get(turnId);
     if (turn === undefined) continue;
     if (turn.attrs[ATTR.status] === TURN.streaming) {
-      dropTurn(run, turn);
+      await dropTurn(run, turn);
       continue;
     }
     // the calls of a finished turn, in the model's order
@@ -48,9 +49,10 @@ function openTurns(run: RunContext): Set<number> {
 }
 
 /** A reply cut off: the turn and every call in it are interrupted, in one event. */
-function dropTurn(run: RunContext, turn: Element): void {
+async function dropTurn(run: RunContext, turn: Element): Promise<void> {
   const calls = turn.children.filter((c) => c.tag === TAG.call);
-  run.session.commit(
+  await commit(
+    run.session,
     (d) => {
       setTurnStatus(d, turn.id, TURN.interrupted);
       for (const c of calls) setCallStatus(d, c.id, CALL.interrupted, CUT_OFF);
@@ -70,7 +72,8 @@ async function reconcileCall(run: RunContext, call: Element): Promise<RunResult 
     const ws = filesOf(run, tool);
     await ws?.prepare(run.session, true);
     const files = await ws?.settle(run.session);
-    run.session.commit(
+    await commit(
+      run.session,
       (d) => {
         setCallStatus(d, call.id, CALL.interrupted, STOPPED);
         writeCallFiles(d, call.id, files);

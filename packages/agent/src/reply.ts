@@ -6,8 +6,10 @@
  * the model's: `failure` is set only by the former.
  */
 import { sanitizeText as clean, type NodeId } from "@strata/dom";
-import type { Session, StreamWriter } from "@strata/engine";
+import type { StreamWriter } from "@strata/engine";
+import { isAsyncStore } from "@strata/store";
 import { ModelError, type ModelEvent } from "./model.ts";
+import { type AnySession, commit } from "./port.ts";
 import type { ReplayPolicy } from "./tools/registry.ts";
 import { ATTR, CALL, LABEL, TAG } from "./vocabulary.ts";
 
@@ -32,7 +34,7 @@ export class ReplyWriter {
   #failure: { error: unknown } | undefined;
 
   constructor(
-    private readonly session: Session,
+    private readonly session: AnySession,
     private readonly turn: NodeId,
     /** The turn's `<request>`: reasoning goes right after it. */
     private readonly record: NodeId,
@@ -48,8 +50,12 @@ export class ReplyWriter {
     return this.#failure;
   }
 
-  /** Takes one model event. Throws `ModelError` for a protocol violation, or the log's error. */
-  take(ev: ModelEvent): void {
+  /**
+   * Takes one model event. Throws `ModelError` for a protocol violation, or the log's error. It
+   * answers at once but for the events that open an element (a tool call, the first reasoning),
+   * which wait for that commit.
+   */
+  async take(ev: ModelEvent): Promise<void> {
     switch (ev.type) {
       case "text":
         this.#own(() => this.#text.append(ev.delta));
@@ -57,7 +63,7 @@ export class ReplyWriter {
         break;
       case "reasoning": {
         if (typeof ev.delta !== "string" || ev.delta === "") break;
-        const r = this.#reasoning ?? this.#own(() => this.#openReasoning());
+        const r = this.#reasoning ?? (await this.#ownAsync(() => this.#openReasoning()));
         this.#own(() => r.append(ev.delta));
         this.emit({ type: "reasoning", delta: ev.delta });
         break;
@@ -65,7 +71,7 @@ export class ReplyWriter {
       case "tool-call": {
         if (this.calls.has(ev.index))
           throw new ModelError("protocol", `the model started tool call ${ev.index} twice`, { retryable: false });
-        const call = this.#own(() => this.#openCall(ev.index, ev.id, ev.name));
+        const call = await this.#ownAsync(() => this.#openCall(ev.index, ev.id, ev.name));
         this.calls.set(ev.index, call);
         this.emit({ type: "call", element: call.element, tool: ev.name, status: CALL.arguments });
         break;
@@ -94,8 +100,11 @@ export class ReplyWriter {
     return [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
   }
 
-  /** Closes every stream (flushing it); the first failure is thrown after all were tried. */
-  close(): void {
+  /**
+   * Closes every stream (flushing it); the first failure is thrown after all were tried. Over the
+   * asynchronous port it answers once the flushes are durable (a refused one is thrown then).
+   */
+  async close(): Promise<void> {
     let failure: { error: unknown } | undefined;
     for (const w of this.#streams())
       try {
@@ -104,12 +113,13 @@ export class ReplyWriter {
         failure ??= { error };
       }
     if (failure !== undefined) throw failure.error;
+    if (isAsyncStore(this.session.store)) await this.session.flush();
   }
 
   /** Closes on a path that already fails: what cannot be flushed stays pending until the session closes. */
-  closeQuietly(): void {
+  async closeQuietly(): Promise<void> {
     try {
-      this.close();
+      await this.close();
     } catch {
       // the failure being thrown is the one that counts
     }
@@ -119,18 +129,19 @@ export class ReplyWriter {
     return [this.#text, ...(this.#reasoning === undefined ? [] : [this.#reasoning]), ...[...this.calls.values()].map((c) => c.stream)];
   }
 
-  #openReasoning(): StreamWriter {
+  async #openReasoning(): Promise<StreamWriter> {
     let id = 0 as NodeId;
     // Before the text, after the record: what the model thought, then what it said.
-    this.session.commit((d) => void (id = d.insert(this.turn, this.record, { tag: TAG.reasoning })), { label: LABEL.turnReasoning });
+    await commit(this.session, (d) => void (id = d.insert(this.turn, this.record, { tag: TAG.reasoning })), { label: LABEL.turnReasoning });
     this.#reasoning = this.session.stream(id, { label: LABEL.turnReasoning });
     return this.#reasoning;
   }
 
-  #openCall(index: number, id: string, name: string): ReplyCall {
+  async #openCall(index: number, id: string, name: string): Promise<ReplyCall> {
     let element = 0 as NodeId;
     let args = 0 as NodeId;
-    this.session.commit(
+    await commit(
+      this.session,
       (d) => {
         element = d.appendChild(this.turn, {
           tag: TAG.call,
@@ -147,6 +158,16 @@ export class ReplyWriter {
       { label: LABEL.callOpen },
     );
     return { element, tool: name, stream: this.session.stream(args, { label: LABEL.callArgs }) };
+  }
+
+  /** Runs one of the writer's own writes that waits for a commit, remembering its failure. */
+  async #ownAsync<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      this.#failure ??= { error };
+      throw error;
+    }
   }
 
   /** Runs one of the writer's own writes, remembering its failure. */

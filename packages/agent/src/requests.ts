@@ -16,8 +16,8 @@
 import { createHash } from "node:crypto";
 import type { NodeId, NodeSpec, Tree } from "@strata/dom";
 import { bodyOf, EngineError } from "@strata/engine";
-import type { Store } from "@strata/store";
 import type { ChatMessage, ModelRequest } from "./model.ts";
+import type { AgentBlobs } from "./port.ts";
 import { ATTR, ROLE, TAG } from "./vocabulary.ts";
 
 /** The digest of one request: the hash of each part, the message hashes and their chain. */
@@ -209,7 +209,7 @@ export class RequestRecorder {
   #stored = new Set<string>();
 
   constructor(
-    private readonly store: Store,
+    private readonly blobs: AgentBlobs,
     tree: Tree,
   ) {
     // The previous record is that of the last assistant turn; past a few elements, start afresh.
@@ -260,7 +260,7 @@ export class RequestRecorder {
   /** Stores a part's bytes once per process and address (the blob table ignores repeats anyway). */
   #put(hash: string, text: string): void {
     if (this.#stored.has(hash)) return;
-    const stored = this.store.putBlob(text);
+    const stored = this.blobs.put(text);
     if (stored !== hash)
       throw new EngineError("corrupt", `the blob store addressed a request part as ${stored}, not as its sha256 ${hash}`);
     if (this.#stored.size > 64) this.#stored.clear();

@@ -3,8 +3,9 @@
  * tokens>` in `<body>`) and the counters of the current run, read from the tree — everything after
  * the previous `<stop>` — so they survive a crash.
  */
-import { bodyOf, type Session } from "@strata/engine";
+import { bodyOf } from "@strata/engine";
 import type { RunContext } from "./context.ts";
+import { type AnySession, commit } from "./port.ts";
 import { ATTR, CALL, FINAL_STOPS, LABEL, ROLE, type StopReason, TAG, TURN } from "./vocabulary.ts";
 
 /** What a branch has to continue (AG-17), read from its tree: what `runAgent` without a task does. */
@@ -27,7 +28,7 @@ export type RunState =
  * Whether the session's branch has a task to continue, and in what state. Costs the current run
  * plus the walk to the branch's first user turn (the first element of `<body>`, as a rule).
  */
-export function runState(session: Session): RunState {
+export function runState(session: AnySession): RunState {
   const tree = session.durableTree;
   let task = false;
   for (let id = tree.rec(bodyOf(tree).id)?.first ?? 0; id !== 0 && !task; ) {
@@ -61,7 +62,7 @@ export interface Counts {
 }
 
 /** The counters of the current run, read from the tree: everything after the last `<stop>`. */
-export function runCounts(session: Session): Counts & { lastStop: string | undefined; lastIsStop: boolean } {
+export function runCounts(session: AnySession): Counts & { lastStop: string | undefined; lastIsStop: boolean } {
   // Walks back from the end of <body> to the previous <stop>: the cost of the current run only.
   const tree = session.durableTree;
   const counts: Counts = { steps: 0, effective: 0, calls: 0, tokens: 0 };
@@ -103,19 +104,19 @@ export function stopSpec(reason: StopReason, counts: Counts, detail?: string): {
 }
 
 /** Appends the `<stop>` element in its own event, unless the caller folds it into another. */
-export function commitStop(session: Session, reason: StopReason, counts: Counts, detail?: string): void {
-  session.commit((d) => void d.appendChild(bodyOf(d.tree).id, stopSpec(reason, counts, detail)), { label: LABEL.runStop });
+export async function commitStop(session: AnySession, reason: StopReason, counts: Counts, detail?: string): Promise<void> {
+  await commit(session, (d) => void d.appendChild(bodyOf(d.tree).id, stopSpec(reason, counts, detail)), { label: LABEL.runStop });
 }
 
 /** Ends the run: records its `<stop>` (its own event), tells the UI, and returns the result. */
-export function stopRun(run: RunContext, reason: StopReason, detail?: string): RunResult {
-  commitStop(run.session, reason, run.counts, detail);
+export async function stopRun(run: RunContext, reason: StopReason, detail?: string): Promise<RunResult> {
+  await commitStop(run.session, reason, run.counts, detail);
   run.emit({ type: "stop", reason, ...(detail !== undefined ? { detail } : {}) });
   return runResult(run.session, reason, detail);
 }
 
 /** The result of the run that just ended: the counters its `<stop>` recorded. */
-export function runResult(session: Session, reason: StopReason, detail?: string): RunResult {
+export function runResult(session: AnySession, reason: StopReason, detail?: string): RunResult {
   const tree = session.durableTree;
   const stop = tree.get(bodyOf(tree).id)?.lastChild;
   const n = (k: string): number => Number(stop?.tag === TAG.stop ? (stop.attrs[k] ?? 0) : 0);

@@ -6,10 +6,11 @@
  * session that a later resume would run without the task the user gave.
  */
 import { sanitizeText as clean, type NodeSpec } from "@strata/dom";
-import { bodyOf, EngineError, type Session } from "@strata/engine";
-import type { EventMeta } from "@strata/store";
+import { type Answer, bodyOf, EngineError, type Port, type Session } from "@strata/engine";
+import { drive, type EventMeta, isAsyncStore, value } from "@strata/store";
 import type { RunAgentOptions, RunLimits } from "./context.ts";
 import { inputsPatch, type RunInputs } from "./inputs.ts";
+import { AgentBlobs, type AnySession } from "./port.ts";
 import { DEFAULT_SYNTHETIC } from "./tools/synthetic.ts";
 import { ATTR, LABEL, ROLE, TAG, TURN } from "./vocabulary.ts";
 
@@ -47,7 +48,7 @@ export function userTurn(task: string): NodeSpec {
  * Why the branch cannot take a new task before a reconciliation, or undefined: calls still open
  * or a reply cut off (what a resume settles first, AG-9).
  */
-export function openWork(session: Session): string | undefined {
+export function openWork(session: AnySession): string | undefined {
   if (session.live.size > 0) return `${session.live.size} call(s) or job(s) are still open`;
   const tree = session.durableTree;
   const last = tree.rec(tree.rec(bodyOf(tree).id)?.last ?? 0);
@@ -63,9 +64,17 @@ export function openWork(session: Session): string | undefined {
  * Refuses (`bad-input`) a branch with open work — calls not settled, a reply cut off — which
  * `runAgent` with the task settles first. Returns the events (the last is `turn.user`).
  */
-export function startRun(session: Session, options: RunAgentOptions & { readonly task: string }): EventMeta[] {
+export function startRun<P extends Port>(
+  session: Session<P>,
+  options: RunAgentOptions & { readonly task: string },
+): Answer<P, EventMeta[]> {
   if (typeof options.task !== "string" || options.task.trim() === "")
     throw new EngineError("bad-input", "startRun needs the user's task: a non-empty string");
+  return drive(startRunSteps(session, options)) as Answer<P, EventMeta[]>;
+}
+
+function* startRunSteps(session: AnySession, options: RunAgentOptions & { readonly task: string }): Generator<unknown, EventMeta[]> {
+  if (isAsyncStore(session.store)) yield* value(session.load());
   const open = openWork(session);
   if (open !== undefined)
     throw new EngineError(
@@ -74,14 +83,17 @@ export function startRun(session: Session, options: RunAgentOptions & { readonly
     );
   const patch = inputsPatch(session, runInputs(options, runLimits(options)));
   const task = options.task;
-  return session.commitMany([
-    ...(patch === undefined ? [] : [{ change: patch.ops, label: patch.label }]),
-    { change: (d) => void d.appendChild(bodyOf(d.tree).id, userTurn(task)), label: LABEL.turnUser },
-  ]);
+  yield* AgentBlobs.of(session.store).flushSteps();
+  return yield* value(
+    session.commitMany([
+      ...(patch === undefined ? [] : [{ change: patch.ops, label: patch.label }]),
+      { change: (d) => void d.appendChild(bodyOf(d.tree).id, userTurn(task)), label: LABEL.turnUser },
+    ]),
+  );
 }
 
 /** The refusal of `runAgent` without a task on a branch that has none (AG-17). */
-export function noTask(session: Session): EngineError {
+export function noTask(session: AnySession): EngineError {
   return new EngineError(
     "no-task",
     `branch "${session.branch}" of session ${session.id} has no task to continue: it has no user turn (the process that created it stopped before the task was recorded, or the branch was forked before it); start a run with a task instead`,

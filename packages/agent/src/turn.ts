@@ -8,10 +8,11 @@
  */
 import { sanitizeText as clean, type NodeId } from "@strata/dom";
 import { bodyOf } from "@strata/engine";
-import { StoreError } from "@strata/store";
+import { drive, StoreError } from "@strata/store";
 import { type PendingCall, pendingOf, type RunContext } from "./context.ts";
 import { ModelError, type ModelRequest } from "./model.ts";
-import { blobReader, projectRequest } from "./prompt.ts";
+import { AgentBlobs, commit } from "./port.ts";
+import { blobReader, inputBlobs, projectRequest } from "./prompt.ts";
 import { ReplyWriter } from "./reply.ts";
 import { type Counts, type RunResult, runResult, stopRun, stopSpec } from "./runs.ts";
 import { TemplateError } from "./template/errors.ts";
@@ -29,35 +30,39 @@ type Usage = { readonly input: number; readonly output: number };
 export async function modelTurn(run: RunContext): Promise<TurnOutcome> {
   const s = run.session;
   let request: ModelRequest;
+  const inputs = run.inputs();
+  // Over the asynchronous port the blobs the projection reads are fetched first (once per process).
+  await drive(AgentBlobs.of(s.store).fetchSteps(inputBlobs(inputs)));
   try {
-    request = projectRequest(s.durableTree, blobReader(s.store), run.inputs(), run.memo);
+    request = projectRequest(s.durableTree, blobReader(s.store), inputs, run.memo);
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
-    return { calls: [], stopped: stopRun(run, STOP.promptError, clean(error.message)) };
+    return { calls: [], stopped: await stopRun(run, STOP.promptError, clean(error.message)) };
   }
-  const { turn, record, text } = openTurn(run, request);
+  const { turn, record, text } = await openTurn(run, request);
   const reply = new ReplyWriter(s, turn, record, text, (tool) => run.registry.get(tool)?.replayPolicy ?? "never", run.emit);
   try {
-    for await (const ev of run.model.stream(request, run.signal)) reply.take(ev);
+    for await (const ev of run.model.stream(request, run.signal)) await reply.take(ev);
   } catch (error) {
-    reply.closeQuietly();
+    await reply.closeQuietly();
     // The log refused one of the turn's writes (a moved head, a full disk): not a model failure.
     if (reply.failure !== undefined) throw reply.failure.error;
     if (error instanceof StoreError) throw error;
     const calls = [...reply.calls.values()].map((c) => c.element);
-    return { calls: [], stopped: failTurn(run, turn, calls, error, reply.usage) };
+    return { calls: [], stopped: await failTurn(run, turn, calls, error, reply.usage) };
   }
-  reply.close();
+  await reply.close();
   return endTurn(run, turn, reply);
 }
 
 /** The assistant turn, streaming, with the request's record and an empty `<text>`: one event. */
-function openTurn(run: RunContext, request: ModelRequest): { turn: NodeId; record: NodeId; text: NodeId } {
+async function openTurn(run: RunContext, request: ModelRequest): Promise<{ turn: NodeId; record: NodeId; text: NodeId }> {
   const record = run.recorder.record(request);
   let turn = 0 as NodeId;
   let text = 0 as NodeId;
   let recordId = 0 as NodeId;
-  run.session.commit(
+  await commit(
+    run.session,
     (d) => {
       turn = d.appendChild(bodyOf(d.tree).id, {
         tag: TAG.turn,
@@ -74,7 +79,7 @@ function openTurn(run: RunContext, request: ModelRequest): { turn: NodeId; recor
 }
 
 /** The turn's end and every call's intent as one event (AG-4); a turn without calls stops the run (`end-turn`). */
-function endTurn(run: RunContext, turn: NodeId, reply: ReplyWriter): TurnOutcome {
+async function endTurn(run: RunContext, turn: NodeId, reply: ReplyWriter): Promise<TurnOutcome> {
   const { usage, finish } = reply;
   const ordered = reply.ordered();
   const counts = run.counts;
@@ -84,7 +89,8 @@ function endTurn(run: RunContext, turn: NodeId, reply: ReplyWriter): TurnOutcome
     calls: counts.calls + ordered.length,
     tokens: counts.tokens + (usage ? usage.input + usage.output : 0),
   };
-  run.session.commit(
+  await commit(
+    run.session,
     (d) => {
       setTurnStatus(d, turn, TURN.complete);
       if (finish !== "stop" && finish !== "tool_calls") d.set(turn, ATTR.finish, finish);
@@ -104,7 +110,13 @@ function endTurn(run: RunContext, turn: NodeId, reply: ReplyWriter): TurnOutcome
 }
 
 /** A model failure: the turn is marked failed (it leaves the projection), the run stops. */
-function failTurn(run: RunContext, turn: NodeId, calls: readonly NodeId[], error: unknown, usage: Usage | undefined): RunResult {
+async function failTurn(
+  run: RunContext,
+  turn: NodeId,
+  calls: readonly NodeId[],
+  error: unknown,
+  usage: Usage | undefined,
+): Promise<RunResult> {
   const cancelled = run.signal.aborted || (error instanceof ModelError && error.kind === "cancelled");
   const e =
     error instanceof ModelError
@@ -121,7 +133,8 @@ function failTurn(run: RunContext, turn: NodeId, calls: readonly NodeId[], error
     calls: counts.calls + calls.length,
     tokens: counts.tokens + (usage === undefined ? 0 : usage.input + usage.output),
   };
-  run.session.commit(
+  await commit(
+    run.session,
     (d) => {
       setTurnStatus(d, turn, cancelled ? TURN.interrupted : TURN.failed);
       for (const c of calls) setCallStatus(d, c, CALL.interrupted, "the model's reply ended before this call was complete");

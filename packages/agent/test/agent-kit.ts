@@ -9,6 +9,8 @@ import { openStore, type Store } from "@strata/store";
 import { type Model, ModelError, type ModelErrorKind, type ModelEvent, type ModelRequest } from "../src/index.ts";
 
 export interface Turn {
+  /** Streamed before the text, in parts of 5 characters. */
+  readonly reasoning?: string;
   readonly text?: string;
   readonly calls?: readonly { readonly name: string; readonly args: unknown }[];
   readonly fail?: { readonly kind: ModelErrorKind; readonly message: string; readonly afterEvents?: number };
@@ -33,6 +35,8 @@ export class InlineModel implements Model {
     const turn = this.turns[n];
     if (turn === undefined) throw new ModelError("protocol", `script exhausted at turn ${n + 1}`);
     const events: ModelEvent[] = [];
+    if (turn.reasoning !== undefined)
+      for (let i = 0; i < turn.reasoning.length; i += 5) events.push({ type: "reasoning", delta: turn.reasoning.slice(i, i + 5) });
     if (turn.text !== undefined)
       for (let i = 0; i < turn.text.length; i += 5) events.push({ type: "text", delta: turn.text.slice(i, i + 5) });
     (turn.calls ?? []).forEach((c, i) => {

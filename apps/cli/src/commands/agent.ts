@@ -3,8 +3,14 @@
  * run is recorded in the session before it is used (L4); `resume` re-reads the recorded files
  * (within the limits of CLI-29) and records any change as a visible patch, then reconciles what a
  * crash left open. The one-driver lease is taken before anything is printed, and released on every
- * way out — a closed stdout (`strata run | head`) included, which only drops the output.
+ * way out — a closed stdout (`strata run | head`) included, which only drops the output. Both run
+ * on SQLite and on PostgreSQL (`--db postgres://…`, decision 0038): there the lease is the fleet's,
+ * so a session started on one machine is resumed on another once its driver is gone.
  */
+
+/** A session on either port. */
+type AnySession = Session<Port>;
+
 import { isAbsolute, relative } from "node:path";
 import {
   ATTR,
@@ -19,8 +25,8 @@ import {
   TAG,
   TURN,
 } from "@strata/agent";
-import { bodyOf, type LifecycleWork, Session } from "@strata/engine";
-import { openStore, type SessionId } from "@strata/store";
+import { bodyOf, type LifecycleWork, type Port, Session } from "@strata/engine";
+import { type AsyncStore, isAsyncStore, openStore, type SessionId, type Store } from "@strata/store";
 import { LAST, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type CommandImpl, exclusive, flag, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -88,7 +94,7 @@ function loopOptions(p: Prepared): RunAgentOptions {
 
 async function drive(
   ctx: Context,
-  session: Session,
+  session: AnySession,
   p: Prepared,
   task: string | undefined,
   lease: Lease,
@@ -101,7 +107,8 @@ async function drive(
   const onSigint = (): void => {
     interrupts++;
     if (interrupts > 1) {
-      lease.release();
+      // Over PostgreSQL the release may not land before the exit: the lease then goes stale.
+      void lease.release();
       process.exit(EXIT.cancelled);
     }
     out.note(
@@ -130,7 +137,7 @@ async function drive(
     ctx.signal.removeEventListener("abort", stopOnParent);
   }
   const code = GOOD.has(result.stop) ? EXIT.ok : result.stop === "cancelled" ? EXIT.cancelled : EXIT.failure;
-  const handle = handleOf(session.store, session.id);
+  const handle = await handleOf(session.store, session.id);
   const at = `${session.branch === "main" ? handle : `${handle}@${session.branch}`}`;
   if (out.json) {
     out.data({
@@ -157,8 +164,8 @@ async function drive(
 }
 
 /** The banner: which session, branch and model, and where the tools act. */
-function banner(out: Out, cwd: string, session: Session, p: Prepared, verb: string): void {
-  const handle = handleOf(session.store, session.id);
+async function banner(out: Out, cwd: string, session: AnySession, p: Prepared, verb: string): Promise<void> {
+  const handle = await handleOf(session.store, session.id);
   out.info(
     `${out.paint("bold", verb)} ${out.paint("cyan", handle)} ${out.paint("dim", `(${session.id})`)}  ${out.paint("dim", `branch ${session.branch} · model ${p.model.id}`)}`,
   );
@@ -198,20 +205,20 @@ export const run: CommandImpl = {
     const target = flag(args, "last") ? LAST : str(args, "session");
     const given = args.positionals[0];
     if (target === undefined) return start(ctx, args, given);
-    const store = ctx.store();
-    const a = resolveAddress(store, target, ctx.branch);
+    const store = await ctx.writer();
+    const a = await resolveAddress(store, target, ctx.branch);
     if (a.explicitEvent)
       throw new UsageError(
         `--session takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,
       );
-    const lease = acquireLease(store, a.session.id, a.branch.name, "run --session");
+    const lease = await acquireLease(store, a.session.id, a.branch.name, "run --session");
     try {
-      const { session } = Session.open(store, a.session.id, { branch: a.branch.name, lease: lease.token });
+      const session = await openDriven(store, a.session.id, a.branch.name, lease);
       const p = await prepare(ctx, args, session);
-      banner(ctx.out, ctx.cwd, session, p, "session");
+      await banner(ctx.out, ctx.cwd, session, p, "session");
       return await drive(ctx, session, p, given as string, lease, false);
     } finally {
-      lease.release();
+      await lease.release();
     }
   },
 };
@@ -227,30 +234,51 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
   const p = await prepare(ctx, args, undefined);
   const task = given ?? DEMO_TASK;
   await preflight(p, task);
-  const store = ctx.store({ create: true });
-  // Creation, inputs, task and the lease are one transaction (EN-34): a crash leaves no session, or
-  // one with its task that nobody drives.
-  let lease: Lease | undefined;
-  const created = Session.create(store, {
-    title: str(args, "title") ?? titleOf(task),
-    init: (s) => {
-      startRun(s, { ...loopOptions(p), task });
-      lease = acquireLease(store, s.id, s.branch, "run");
-    },
-  });
-  const held = lease as Lease;
+  const store = await ctx.writer({ create: true });
+  const title = str(args, "title") ?? titleOf(task);
+  let held: Lease;
+  let id: SessionId;
+  if (!isAsyncStore(store)) {
+    // Creation, inputs, task and the lease are one transaction (EN-34): a crash leaves no session, or
+    // one with its task that nobody drives.
+    let lease: Lease | undefined;
+    const created = Session.create(store, {
+      title,
+      init: (s) => {
+        startRun(s, { ...loopOptions(p), task });
+        lease = acquireLease(store, s.id, s.branch, "run");
+      },
+    });
+    created.close();
+    [held, id] = [lease as Lease, created.id];
+  } else {
+    // Creation, inputs and task are one transaction; the lease is taken right after (a crash in
+    // between leaves a session with its task that nobody drives, which `resume` continues).
+    const created = await Session.create(store, { title, init: async (s) => void (await startRun(s, { ...loopOptions(p), task })) });
+    await created.close();
+    [held, id] = [await acquireLease(store, created.id, "main", "run"), created.id];
+  }
   try {
     // Reopened fenced by the lease, so every append proves this process still drives the branch.
-    created.close();
-    const { session } = Session.open(store, created.id, { branch: "main", lease: held.token });
-    banner(ctx.out, ctx.cwd, session, p, "session");
+    const session = await openDriven(store, id, "main", held);
+    await banner(ctx.out, ctx.cwd, session, p, "session");
     return await drive(ctx, session, p, undefined, held, false);
   } finally {
-    held.release();
+    await held.release();
   }
 }
 
-function describeWork(out: Out, session: Session, work: LifecycleWork): string[] {
+/**
+ * The branch opened fenced by `lease`; over PostgreSQL its tree loaded (the prompt is a projection
+ * of all of it, and the banner and the lifecycle work read it).
+ */
+async function openDriven(store: Store | AsyncStore, id: SessionId, branch: string, lease: Lease): Promise<AnySession> {
+  const { session } = await Session.open(store as Port, id, { branch, lease: lease.token });
+  if (isAsyncStore(store)) await session.load();
+  return session;
+}
+
+function describeWork(out: Out, session: AnySession, work: LifecycleWork): string[] {
   const lines: string[] = [];
   for (const e of work.spawn) {
     const el = e.element;
@@ -281,18 +309,19 @@ export const resume: CommandImpl = {
     parseAddress(args.positionals[0] as string);
   },
   async run(ctx, args) {
-    const store = ctx.store();
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const store = await ctx.writer();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
     if (a.explicitEvent)
       throw new UsageError(
         `resume takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,
       );
     // Refuse a busy branch before printing anything about it.
-    const lease = acquireLease(store, a.session.id, a.branch.name, "resume");
+    const lease = await acquireLease(store, a.session.id, a.branch.name, "resume");
     try {
-      const { session, work } = Session.open(store, a.session.id as SessionId, { branch: a.branch.name, lease: lease.token });
+      const session = await openDriven(store, a.session.id as SessionId, a.branch.name, lease);
+      const work = session.work;
       const state = runState(session);
-      const handle = handleOf(store, session.id);
+      const handle = await handleOf(store, session.id);
       if (state.kind === "no-task")
         throw new CliError(
           `session ${session.id}${session.branch === "main" ? "" : `@${session.branch}`} has no task recorded (its creation was interrupted, or the branch was forked before the task); start again with strata run, or give it one: strata run "TASK" --session ${handle}`,
@@ -323,14 +352,14 @@ export const resume: CommandImpl = {
         return 0;
       }
       const p = await prepare(ctx, args, session);
-      banner(ctx.out, ctx.cwd, session, p, "resuming");
+      await banner(ctx.out, ctx.cwd, session, p, "resuming");
       ctx.out.info(ctx.out.paint("dim", `  at event ${session.head.id} of ${session.branch}`));
       const lines = describeWork(ctx.out, session, work);
       ctx.out.info(lines.length === 0 ? ctx.out.paint("dim", "  nothing was interrupted") : "lifecycle work:");
       for (const l of lines) ctx.out.info(l);
       return await drive(ctx, session, p, undefined, lease, true);
     } finally {
-      lease.release();
+      await lease.release();
     }
   },
 };

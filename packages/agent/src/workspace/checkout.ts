@@ -42,7 +42,7 @@ import {
 } from "node:fs";
 import { resolve } from "node:path";
 import type { Tree } from "@strata/dom";
-import type { Store } from "@strata/store";
+import type { AsyncStore, Store } from "@strata/store";
 import { errno, ioError, WorkspaceStateError } from "./errors.ts";
 import { checkNoNesting, DEFAULT_MAX_FILE_BYTES, diffWorkspaces, type FileEntry, trackedFiles, workspaceCap } from "./files.ts";
 import { IgnoreRules, TEMP_PREFIX } from "./ignore.ts";
@@ -75,7 +75,7 @@ const FETCH_BYTES = 64 * 1024 * 1024;
  * files the workspace would track (not ignored, within the cap). Uses `tracker`'s stat index when
  * it tracks `dir` (then only changed files are hashed); stores nothing.
  */
-export async function outsideChanges(tree: Tree, dir: string, store: Store, tracker?: WorkspaceTracker): Promise<string[]> {
+export async function outsideChanges(tree: Tree, dir: string, store: Store | AsyncStore, tracker?: WorkspaceTracker): Promise<string[]> {
   const target = resolve(dir);
   const sameRoot = tracker !== undefined && realOrSelf(tracker.root) === realOrSelf(target);
   const t = sameRoot
@@ -131,7 +131,12 @@ function matches(root: string, rel: string, e: FileEntry): boolean {
  * `path-blocked` when something it may not remove is in the way — all before writing anything —
  * and `io` when the file system refuses (then the files written so far stay written).
  */
-export async function checkoutWorkspace(tree: Tree, dir: string, store: Store, options: CheckoutOptions = {}): Promise<CheckoutReport> {
+export async function checkoutWorkspace(
+  tree: Tree,
+  dir: string,
+  store: Store | AsyncStore,
+  options: CheckoutOptions = {},
+): Promise<CheckoutReport> {
   const target = trackedFiles(tree);
   checkNoNesting(target.keys());
   const root = prepareRoot(dir);
@@ -162,7 +167,8 @@ export async function checkoutWorkspace(tree: Tree, dir: string, store: Store, o
   writes.sort((a, b) => byPath(a.path, b.path));
 
   // Every blob present, before anything is touched.
-  const missing = new Set([...new Set(writes.map((w) => w.hash))].filter((h) => !store.hasBlob(h)));
+  const missing = new Set<string>();
+  for (const h of new Set(writes.map((w) => w.hash))) if (!(await store.hasBlob(h))) missing.add(h);
   if (missing.size > 0) {
     const paths = writes.filter((w) => missing.has(w.hash)).map((w) => w.path);
     throw new WorkspaceStateError(
@@ -183,7 +189,7 @@ export async function checkoutWorkspace(tree: Tree, dir: string, store: Store, o
       group.push(w);
       bytes += w.size;
     }
-    const blobs = store.getBlobs([...new Set(group.map((w) => w.hash))]);
+    const blobs = await store.getBlobs([...new Set(group.map((w) => w.hash))]);
     for (const w of group) {
       const data = blobs.get(w.hash);
       if (data === undefined)

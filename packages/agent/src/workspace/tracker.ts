@@ -13,7 +13,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Tree } from "@strata/dom";
-import type { Store } from "@strata/store";
+import { type AsyncStore, drive, isAsyncStore, type Store, value } from "@strata/store";
 import { ioError } from "./errors.ts";
 import { DEFAULT_MAX_FILE_BYTES, type FileChange, fileList, type SkippedFile } from "./files.ts";
 import { IgnoreRules } from "./ignore.ts";
@@ -44,30 +44,58 @@ export interface Capture {
 /** Blobs are written in transactions of about this many bytes. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
-/** A sink that stores blobs in batches, each one transaction. */
+/**
+ * A sink that stores blobs in batches, each one transaction. Over the asynchronous port a batch is
+ * written while the scan goes on (one at a time), and the sink does not ask the store which blobs
+ * it has (a round trip per file): a changed file's bytes are written, which the blob table ignores
+ * when it has them.
+ */
 class BatchedSink implements BlobSink {
   #pending: Buffer[] = [];
   #bytes = 0;
   readonly #queued = new Set<string>();
-  constructor(private readonly store: Store) {}
+  #writing: Promise<void> = Promise.resolve();
+  #failed: { error: unknown } | undefined;
+  constructor(private readonly store: Store | AsyncStore) {}
   has(hash: string): boolean {
-    return this.#queued.has(hash) || this.store.hasBlob(hash);
+    if (this.#queued.has(hash)) return true;
+    return isAsyncStore(this.store) ? false : this.store.hasBlob(hash);
   }
   put(bytes: Buffer, hash: string): void {
     this.#queued.add(hash);
     this.#pending.push(bytes);
     this.#bytes += bytes.length;
-    if (this.#bytes >= BATCH_BYTES) this.flush();
+    if (this.#bytes >= BATCH_BYTES) this.#write();
   }
-  flush(): void {
+  /** Writes what is pending; answers once every batch is written (throws the first failure). */
+  async flush(): Promise<void> {
+    this.#write();
+    await this.#writing;
+    if (this.#failed !== undefined) throw this.#failed.error;
+    this.#queued.clear();
+  }
+  #write(): void {
     if (this.#pending.length === 0) return;
     const batch = this.#pending;
     this.#pending = [];
     this.#bytes = 0;
-    this.store.transaction(() => {
-      for (const b of batch) this.store.putBlob(b);
-    });
-    this.#queued.clear();
+    const store = this.store;
+    if (!isAsyncStore(store)) {
+      store.transaction(() => {
+        for (const b of batch) store.putBlob(b);
+      });
+      this.#queued.clear();
+      return;
+    }
+    // As steps: over a synchronous store behind the port the body must finish synchronously.
+    function* write(): Generator<unknown, void, unknown> {
+      for (const b of batch) yield* value(store.putBlob(b));
+    }
+    this.#writing = this.#writing
+      .then(() => store.transaction(() => drive(write())))
+      .catch((error: unknown) => {
+        this.#failed ??= { error };
+      });
   }
 }
 
@@ -92,7 +120,7 @@ export class WorkspaceTracker {
   /** The directory as given (resolved to an absolute path). */
   readonly root: string;
   readonly maxFileBytes: number;
-  readonly #store: Store;
+  readonly #store: Store | AsyncStore;
   readonly #options: TrackerOptions;
   #index: StatIndex | undefined;
   #listings = new ListingCache();
@@ -100,7 +128,7 @@ export class WorkspaceTracker {
   #realRoot: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(root: string, store: Store, options: TrackerOptions = {}) {
+  constructor(root: string, store: Store | AsyncStore, options: TrackerOptions = {}) {
     this.root = resolve(root);
     this.#store = store;
     this.#options = options;
@@ -153,7 +181,7 @@ export class WorkspaceTracker {
       ...(sink === undefined ? {} : { sink }),
       ...(this.#options.onHash === undefined ? {} : { onHash: this.#options.onHash }),
     });
-    sink?.flush();
+    await sink?.flush();
     const file = this.#options.indexFile;
     if (file !== undefined && index.dirty) index.save(file, root);
     return result;
