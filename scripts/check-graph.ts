@@ -56,13 +56,14 @@ export const ALLOWED: Record<string, readonly string[]> = {
 
 /**
  * What a package's tests may import besides (development dependencies): the model clients' tests
- * drive the real loop end to end; the session core's and the agent's run on PostgreSQL too
- * (decisions 0036, 0038). The session core's tests may not reach the agent.
+ * drive the real loop end to end; the session core's, the agent's and the inspector's run on
+ * PostgreSQL too (decisions 0036, 0038). The session core's tests may not reach the agent.
  */
 export const ALLOWED_IN_TESTS: Record<string, readonly string[]> = {
   "@strata/models": ["@strata/agent", "@strata/engine", "@strata/store"],
   "@strata/engine": ["@strata/store-postgres"],
   "@strata/agent": ["@strata/store-postgres"],
+  "@strata/inspector": ["@strata/store-postgres"],
 };
 
 /** Packages whose every file may import `internal` entries (they measure what tests test). */

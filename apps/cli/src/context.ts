@@ -71,11 +71,11 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
-      // Commands that fork, rewind, check out, re-run or serve run on the synchronous store
+      // Commands that fork, rewind, check out or re-run run on the synchronous store
       // (SQLite) so far; those written for both ports use `reader()` or `writer()` (issue 15).
       if (remote)
         throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command runs and resumes sessions there (\`run\`, \`resume\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`) and moves them between backends (\`export\`, \`import FILE\`); it does not fork, rewind, check out, bisect, re-run or serve there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+          `${dbPath} is a PostgreSQL store: the strata command runs and resumes sessions there (\`run\`, \`resume\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`), serves the inspector (\`serve\`) and moves them between backends (\`export\`, \`import FILE\`); it does not fork, rewind, check out, bisect or re-run there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
         );
       if (store === undefined) {
         const create = options.create ?? false;

@@ -206,7 +206,7 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs and resumes sessions there \(`run`, `resume`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\) and moves them/,
+        /PostgreSQL store: the strata command runs and resumes sessions there \(`run`, `resume`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\), serves the inspector \(`serve`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

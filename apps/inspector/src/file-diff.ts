@@ -6,7 +6,7 @@
  */
 import { changePath, diffWorkspaces, type FileChange, type FileEntry, headerPath, unifiedDiff } from "@strata/agent";
 import type { Tree } from "@strata/dom";
-import type { EventId, Store } from "@strata/store";
+import type { AsyncStore, EventId, Store } from "@strata/store";
 import { textOf } from "./files.ts";
 import type { FileDelta, FileDiffResponse, FileDiffRow, FileRow } from "./protocol.ts";
 
@@ -33,7 +33,7 @@ function rowOf(e: FileEntry): FileRow {
 }
 
 /** What is shown of `c`'s content; `budget.left` is what this response may still read. */
-function deltaOf(store: Store, c: FileChange, budget: { left: number }): FileDelta {
+async function deltaOf(store: Store | AsyncStore, c: FileChange, budget: { left: number }): Promise<FileDelta> {
   const before = c.type === "add" ? undefined : c.before;
   const after = c.type === "delete" ? undefined : c.entry;
   if (before !== undefined && after !== undefined && before.hash === after.hash) return { kind: "same" };
@@ -41,8 +41,8 @@ function deltaOf(store: Store, c: FileChange, budget: { left: number }): FileDel
   const need = (before?.size ?? 0) + (after?.size ?? 0);
   if (need > budget.left) return { kind: "omitted", budget: DIFF_BUDGET };
   budget.left -= need;
-  const a = before === undefined ? undefined : store.getBlob(before.hash);
-  const b = after === undefined ? undefined : store.getBlob(after.hash);
+  const a = before === undefined ? undefined : await store.getBlob(before.hash);
+  const b = after === undefined ? undefined : await store.getBlob(after.hash);
   const missing = [
     before !== undefined && a === undefined ? before.hash : undefined,
     after !== undefined && b === undefined ? after.hash : undefined,
@@ -62,18 +62,19 @@ function deltaOf(store: Store, c: FileChange, budget: { left: number }): FileDel
 }
 
 /** `…/filediff`: the changed files from `from`'s workspace to `to`'s, in path order, one page of them. */
-export function fileDiff(store: Store, from: DiffSide, to: DiffSide, page: FileDiffPage): FileDiffResponse {
+export async function fileDiff(store: Store | AsyncStore, from: DiffSide, to: DiffSide, page: FileDiffPage): Promise<FileDiffResponse> {
   let changes = diffWorkspaces(from.tree, to.tree);
   if (page.path !== undefined) changes = changes.filter((c) => changePath(c) === page.path);
   const budget = { left: DIFF_BUDGET };
-  const rows = changes.slice(page.offset, page.offset + page.limit).map(
-    (c): FileDiffRow => ({
+  const rows: FileDiffRow[] = [];
+  // In path order, one at a time: the byte budget is spent in that order.
+  for (const c of changes.slice(page.offset, page.offset + page.limit))
+    rows.push({
       path: changePath(c),
       change: c.type === "add" ? "added" : c.type === "modify" ? "modified" : "deleted",
       before: c.type === "add" ? null : rowOf(c.before),
       after: c.type === "delete" ? null : rowOf(c.entry),
-      delta: deltaOf(store, c, budget),
-    }),
-  );
+      delta: await deltaOf(store, c, budget),
+    });
   return { from: from.event, to: to.event, total: changes.length, offset: page.offset, changes: rows };
 }

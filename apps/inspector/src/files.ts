@@ -6,7 +6,7 @@
  */
 import { pathProblem, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
 import type { Tree } from "@strata/dom";
-import type { EventId, Store } from "@strata/store";
+import type { AsyncStore, EventId, Store } from "@strata/store";
 import { HttpError } from "./failure.ts";
 import type { FileContent, FileResponse, FileRow, FilesResponse } from "./protocol.ts";
 
@@ -90,8 +90,8 @@ export function textOf(bytes: Uint8Array): string | undefined {
 }
 
 /** The blob of `row`, or 500 naming the file when the store does not have it (a damaged database). */
-export function blobOf(store: Store, row: FileRow, event: EventId): Buffer {
-  const bytes = store.getBlob(row.hash);
+export async function blobOf(store: Store | AsyncStore, row: FileRow, event: EventId): Promise<Buffer> {
+  const bytes = await store.getBlob(row.hash);
   if (bytes === undefined)
     throw new HttpError(
       500,
@@ -101,7 +101,7 @@ export function blobOf(store: Store, row: FileRow, event: EventId): Buffer {
 }
 
 /** `…/file`: the file `path` at `event` and its content, text up to `FILE_TEXT_MAX` (413 beyond). */
-export function fileAt(store: Store, tree: Tree, event: EventId, path: string): FileResponse {
+export async function fileAt(store: Store | AsyncStore, tree: Tree, event: EventId, path: string): Promise<FileResponse> {
   const row = findRow(fileRows(tree), path);
   if (row === undefined)
     throw new HttpError(
@@ -115,7 +115,7 @@ export function fileAt(store: Store, tree: Tree, event: EventId, path: string): 
       413,
       `${JSON.stringify(path)} at event ${event} has ${row.size} bytes (sha256 ${row.hash}); …/file serves at most ${FILE_TEXT_MAX} (strata checkout writes the whole workspace)`,
     );
-  const bytes = blobOf(store, row, event);
+  const bytes = await blobOf(store, row, event);
   const text = textOf(bytes);
   const content: FileContent =
     text === undefined ? { kind: "binary" } : row.mode === "link" ? { kind: "link", target: text } : { kind: "text", text };

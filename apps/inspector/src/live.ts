@@ -17,11 +17,14 @@
  * has the state at its id), else `?from=`, else the head. Memory is bounded per client: at most
  * ~1 MiB of events per tick, nothing while more than `maxBufferBytes` wait for a slow reader, and
  * a reader that takes nothing for `stallMs` is disconnected (it reconnects from its cursor).
+ *
+ * On either storage port. Over PostgreSQL a store that can follow (`follow`, LISTEN/NOTIFY) wakes
+ * the stream when a writer on any machine commits, and the poll only backs it up (every second).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { DomError, type Tree, toSnapshot } from "@strata/dom";
 import { decodeEvent, EngineError, encodeSse, type Frame, type StreamErrorCode } from "@strata/engine";
-import type { BranchInfo, EventId, SessionId, Store } from "@strata/store";
+import type { AsyncStore, BranchInfo, EventId, SessionId, Store } from "@strata/store";
 import { StoreError } from "@strata/store";
 import { HttpError } from "./failure.ts";
 
@@ -37,9 +40,9 @@ export interface LiveOptions {
 }
 
 export interface LiveContext {
-  readonly store: Store;
+  readonly store: Store | AsyncStore;
   /** The materialized tree at an event (cached by the server). */
-  readonly treeAt: (event: EventId) => Tree;
+  readonly treeAt: (event: EventId) => Promise<Tree>;
   readonly session: SessionId;
   readonly branch: BranchInfo;
   /** The cursor the client asked for, already checked to be an event of the session. */
@@ -91,10 +94,10 @@ class Producer {
     this.cursor = ctx.cursor;
   }
 
-  state(type: "snapshot" | "reset", event: EventId): string {
+  async state(type: "snapshot" | "reset", event: EventId): Promise<string> {
     let tree: string;
     try {
-      tree = toSnapshot(this.ctx.treeAt(event));
+      tree = toSnapshot(await this.ctx.treeAt(event));
     } catch (e) {
       throw failureOf(e, event);
     }
@@ -102,14 +105,14 @@ class Producer {
     return encodeSse({ type, event, branch: this.ctx.branch.name, tree } satisfies Frame);
   }
 
-  next(): { text: string; done: boolean } {
+  async next(): Promise<{ text: string; done: boolean }> {
     const { store, session, branch } = this.ctx;
-    if (store.getSession(session) === undefined)
+    if ((await store.getSession(session)) === undefined)
       return {
         text: encodeSse({ type: "gone", session, branch: branch.name, message: `session ${session} no longer exists` }),
         done: true,
       };
-    const b = store.branch(session, branch.name);
+    const b = await store.branch(session, branch.name);
     if (b === undefined)
       return {
         text: encodeSse({
@@ -121,11 +124,11 @@ class Producer {
         done: true,
       };
     if (b.head === this.cursor) return { text: "", done: false };
-    const at = store.eventMeta(this.cursor);
-    if (at === undefined || !store.isAncestor(this.cursor, b.head)) return { text: this.state("reset", b.head), done: false };
+    const at = await store.eventMeta(this.cursor);
+    if (at === undefined || !(await store.isAncestor(this.cursor, b.head))) return { text: await this.state("reset", b.head), done: false };
     let text = "";
     for (let depth = at.depth; depth < b.headDepth && text.length < TICK_BYTES; ) {
-      const batch = store.chain(b.head, depth, BATCH);
+      const batch = await store.chain(b.head, depth, BATCH);
       if (batch.length === 0) break;
       for (const e of batch) {
         let frame: Frame;
@@ -154,14 +157,19 @@ class Producer {
  * stream that cannot start (a damaged event at the cursor) is a JSON error, not a stream: the
  * caller's error handler answers it.
  */
-export function openLive(req: IncomingMessage, res: ServerResponse, ctx: LiveContext, headers: Record<string, string>): void {
+export async function openLive(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: LiveContext,
+  headers: Record<string, string>,
+): Promise<void> {
   const o = ctx.options;
   const producer = new Producer(ctx);
   let first: string;
   let start: { text: string; done: boolean };
   try {
-    first = ctx.snapshot && !ctx.resumed ? producer.state("snapshot", ctx.cursor) : "";
-    start = producer.next();
+    first = ctx.snapshot && !ctx.resumed ? await producer.state("snapshot", ctx.cursor) : "";
+    start = await producer.next();
     first += start.text;
   } catch (e) {
     const f = failureOf(e, null);
@@ -183,9 +191,27 @@ export function openLive(req: IncomingMessage, res: ServerResponse, ctx: LiveCon
     clearInterval(timer);
     clearInterval(keepAlive);
     untrack();
+    void follower?.close().catch(() => undefined);
     res.end();
   };
+  // One tick at a time (over the network a tick awaits its reads); a wake-up during one runs another after it.
+  let ticking = false;
+  let again = false;
   const tick = (): void => {
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = true;
+    void step().finally(() => {
+      ticking = false;
+      if (again && !closed) {
+        again = false;
+        tick();
+      }
+    });
+  };
+  const step = async (): Promise<void> => {
     if (closed) return;
     const max = o.maxBufferBytes ?? 8 * 1024 * 1024;
     if (res.writableLength > max) {
@@ -196,22 +222,27 @@ export function openLive(req: IncomingMessage, res: ServerResponse, ctx: LiveCon
         clearInterval(timer);
         clearInterval(keepAlive);
         untrack();
+        void follower?.close().catch(() => undefined);
         res.destroy();
       }
       return;
     }
     stalledSince = undefined;
     try {
-      const out = producer.next();
+      const out = await producer.next();
+      if (closed) return;
       if (out.text !== "") res.write(out.text);
       if (out.done) stop();
     } catch (e) {
+      if (closed) return;
       const f = failureOf(e, null);
       res.write(`retry: ${ERROR_RETRY_MS}\n\n${encodeSse({ type: "error", code: f.code, message: f.message, event: f.event })}`);
       stop();
     }
   };
-  const timer = setInterval(tick, o.pollMs ?? 100);
+  // A store that follows across machines wakes the stream; the poll then only backs it up.
+  const follower = followerOf(ctx, tick);
+  const timer = setInterval(tick, o.pollMs ?? (follower === undefined ? 100 : 1000));
   const keepAlive = setInterval(() => {
     if (!closed && res.writableLength === 0) res.write(": keep-alive\n\n");
   }, o.keepAliveMs ?? 15_000);
@@ -220,4 +251,17 @@ export function openLive(req: IncomingMessage, res: ServerResponse, ctx: LiveCon
   res.on("close", stop);
   res.on("error", stop);
   if (start.done) stop();
+}
+
+/** What a store that follows branches across machines offers (`@strata/store-postgres`'s `follow`). */
+interface Following {
+  follow(session: SessionId, branch: string, onUpdate: () => void, options?: { pollMs?: number }): { close(): Promise<void> };
+}
+
+/** A follower of the stream's branch that calls `wake` on every update, when the store can follow. */
+function followerOf(ctx: LiveContext, wake: () => void): { close(): Promise<void> } | undefined {
+  const store = ctx.store as Partial<Following>;
+  if (typeof store.follow !== "function") return undefined;
+  // Its own catch-up reads are only a wake-up here: the stream reads from its own cursor.
+  return store.follow(ctx.session, ctx.branch.name, wake, { pollMs: 60_000 });
 }

@@ -6,13 +6,14 @@
  * endpoint, so an endpoint without a handler, or a handler answering another shape, does not compile.
  *
  * Lookups keep the order the answers depend on: the session first (404), then the branch, then
- * the endpoint's own parameters.
+ * the endpoint's own parameters. The handlers are written once for both storage ports (SQLite, and
+ * PostgreSQL behind the asynchronous port): each awaits what it reads.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { blobReader, projectRequest } from "@strata/agent";
-import { diffTrees, select, toXml } from "@strata/dom";
-import { decodeEvent } from "@strata/engine";
-import type { EventMeta, Store } from "@strata/store";
+import { type BlobText, blobReader, projectRequest } from "@strata/agent";
+import { diffTrees, select, type Tree, toXml } from "@strata/dom";
+import { decodeEvent, EngineError, treeBlobRefs } from "@strata/engine";
+import { type AsyncStore, type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { HttpError } from "./failure.ts";
 import { fileDiff } from "./file-diff.ts";
 import { fileAt, filesPage, pathParam } from "./files.ts";
@@ -53,14 +54,14 @@ export interface RouteRequest<E extends Endpoint> {
 export interface Route<E extends Endpoint> {
   readonly method: (typeof ENDPOINTS)[E]["method"];
   readonly path: (typeof ENDPOINTS)[E]["path"];
-  readonly handle: (r: RouteRequest<E>) => ResponseOf<E> | typeof WRITTEN;
+  readonly handle: (r: RouteRequest<E>) => Promise<ResponseOf<E> | typeof WRITTEN>;
 }
 
 export type RouteTable = { readonly [E in Endpoint]: Route<E> };
 
 /** What the handlers read and where the streams register. */
 export interface RouteDeps {
-  readonly store: Store;
+  readonly store: Store | AsyncStore;
   readonly trees: Trees;
   readonly live: LiveOptions;
   /** Registers a stream's stop function with the server (closing the server ends it). */
@@ -79,12 +80,13 @@ function eventRow(e: EventMeta): EventRow {
 export function routeTable(deps: RouteDeps): RouteTable {
   const { store, trees } = deps;
   return {
-    sessions: route("sessions", () => ({
-      sessions: store.listSessions().map((s): SessionRow => {
-        const branches = store.branches(s.id);
+    sessions: route("sessions", async () => {
+      const sessions: SessionRow[] = [];
+      for (const s of await store.listSessions()) {
+        const branches = await store.branches(s.id);
         const main = branches.find((b) => b.name === "main") ?? branches[0];
-        const head = main === undefined ? undefined : store.eventMeta(main.head);
-        return {
+        const head = main === undefined ? undefined : await store.eventMeta(main.head);
+        sessions.push({
           id: s.id,
           title: s.title,
           created: s.created,
@@ -92,47 +94,48 @@ export function routeTable(deps: RouteDeps): RouteTable {
           events: main?.headDepth ?? 0,
           lastActivity: head?.ts ?? s.created,
           lastLabel: head?.label ?? null,
-        };
-      }),
-    })),
+        });
+      }
+      return { sessions };
+    }),
 
-    session: route("session", ({ params }) => {
-      const info = sessionOf(store, params.session);
-      const branches = store.branches(info.id).map(
-        (b): BranchRow => ({
+    session: route("session", async ({ params }) => {
+      const info = await sessionOf(store, params.session);
+      const branches: BranchRow[] = [];
+      for (const b of await store.branches(info.id))
+        branches.push({
           name: b.name,
           head: b.head,
           events: b.headDepth,
           origin: b.origin,
           originEvent: b.originEvent,
-          originDepth: b.originEvent === null ? null : (store.eventMeta(b.originEvent)?.depth ?? null),
+          originDepth: b.originEvent === null ? null : ((await store.eventMeta(b.originEvent))?.depth ?? null),
           created: b.created,
-        }),
-      );
+        });
       return { ...info, branches };
     }),
 
-    events: route("events", ({ params, query }) => {
-      const b = branchOf(store, sessionOf(store, params.session).id, query.get("branch"));
+    events: route("events", async ({ params, query }) => {
+      const b = await branchOf(store, (await sessionOf(store, params.session)).id, query.get("branch"));
       const offset = Math.max(0, Number(query.get("offset") ?? 0) | 0);
       const limit = Math.min(5000, Math.max(1, Number(query.get("limit") ?? 500) | 0));
-      const events = store.chainMeta(b.head, offset, limit).map(eventRow);
+      const events = (await store.chainMeta(b.head, offset, limit)).map(eventRow);
       return { branch: b.name, head: b.head, total: b.headDepth, offset, events };
     }),
 
-    event: route("event", ({ params }) => {
-      const id = eventOf(store, sessionOf(store, params.session).id, params.event);
-      const e = store.event(id);
+    event: route("event", async ({ params }) => {
+      const id = await eventOf(store, (await sessionOf(store, params.session)).id, params.event);
+      const e = await store.event(id);
       if (e === undefined) throw new HttpError(404, `no event ${id}`);
       const d = decodeEvent(e);
       return { ...eventRow(e), ...(d.kind === "patch" ? { ops: d.ops } : { skeleton: d.skeleton }) };
     }),
 
-    tree: route("tree", ({ params, query, res }) => {
-      const session = sessionOf(store, params.session).id;
-      const b = branchOf(store, session, query.get("branch"));
-      const at = eventOf(store, session, query.get("at"), b.head);
-      const tree = trees.at(at);
+    tree: route("tree", async ({ params, query, res }) => {
+      const session = (await sessionOf(store, params.session)).id;
+      const b = await branchOf(store, session, query.get("branch"));
+      const at = await eventOf(store, session, query.get("at"), b.head);
+      const tree = await trees.at(at);
       const css = query.get("select");
       if (css !== null && css !== "") return { event: at, matches: select(tree, css).map((e) => e.id) };
       if (query.get("format") === "xml") {
@@ -150,10 +153,8 @@ export function routeTable(deps: RouteDeps): RouteTable {
       return { event: at, hwm: tree.hwm, size: tree.size, root: treeJson(tree.root, full ? FULL : WINDOW) };
     }),
 
-    children: route("children", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
-      const tree = trees.at(at);
+    children: route("children", async ({ params, query }) => {
+      const { at, tree } = await treeOf(deps, params.session, query);
       const el = tree.get(Number(query.get("id")));
       if (el === undefined) throw new HttpError(404, `no element ${query.get("id")} at event ${at}`);
       // children after sibling `after` (default: from the first), at most `limit`, stopping at `before`
@@ -172,57 +173,54 @@ export function routeTable(deps: RouteDeps): RouteTable {
       return { event: at, id: el.id, children, more: c !== null && c.id !== before };
     }),
 
-    text: route("text", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
-      const el = trees.at(at).get(Number(query.get("id")));
+    text: route("text", async ({ params, query }) => {
+      const { at, tree } = await treeOf(deps, params.session, query);
+      const el = tree.get(Number(query.get("id")));
       if (el === undefined) throw new HttpError(404, `no element ${query.get("id")} at event ${at}`);
       return { event: at, id: el.id, text: el.text };
     }),
 
-    diff: route("diff", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const b = branchOf(store, session, query.get("branch"));
-      const from = eventOf(store, session, query.get("from"));
-      const to = eventOf(store, session, query.get("to"), b.head);
-      return { from, to, diff: diffTrees(trees.at(from), trees.at(to)) };
+    diff: route("diff", async ({ params, query }) => {
+      const session = (await sessionOf(store, params.session)).id;
+      const b = await branchOf(store, session, query.get("branch"));
+      const from = await eventOf(store, session, query.get("from"));
+      const to = await eventOf(store, session, query.get("to"), b.head);
+      return { from, to, diff: diffTrees(await trees.at(from), await trees.at(to)) };
     }),
 
-    prompt: route("prompt", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
-      return { event: at, request: projectRequest(trees.at(at), blobReader(store)) };
+    prompt: route("prompt", async ({ params, query }) => {
+      const { at, tree } = await treeOf(deps, params.session, query);
+      return { event: at, request: projectRequest(tree, await readerFor(store, tree)) };
     }),
 
     // IN-22: the workspace at an event, a page of its files in path order.
-    files: route("files", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
+    files: route("files", async ({ params, query }) => {
+      const session = (await sessionOf(store, params.session)).id;
+      const at = await eventOf(store, session, query.get("at"), (await branchOf(store, session, query.get("branch"))).head);
       const offset = countParam("offset", query.get("offset"), { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 });
       const limit = countParam("limit", query.get("limit"), { min: 1, max: 5000, default: 1000 });
-      return filesPage(trees.at(at), at, offset, limit);
+      return filesPage(await trees.at(at), at, offset, limit);
     }),
 
     // IN-23: one file's content at an event.
-    file: route("file", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const at = eventOf(store, session, query.get("at"), branchOf(store, session, query.get("branch")).head);
-      return fileAt(store, trees.at(at), at, pathParam(query.get("path")));
+    file: route("file", async ({ params, query }) => {
+      const { at, tree } = await treeOf(deps, params.session, query);
+      return fileAt(store, tree, at, pathParam(query.get("path")));
     }),
 
     // IN-24: the files that changed from one event to another, with unified diffs for text.
-    filediff: route("filediff", ({ params, query }) => {
-      const session = sessionOf(store, params.session).id;
-      const b = branchOf(store, session, query.get("branch"));
-      const from = eventOf(store, session, query.get("from"));
-      const to = eventOf(store, session, query.get("to"), b.head);
+    filediff: route("filediff", async ({ params, query }) => {
+      const session = (await sessionOf(store, params.session)).id;
+      const b = await branchOf(store, session, query.get("branch"));
+      const from = await eventOf(store, session, query.get("from"));
+      const to = await eventOf(store, session, query.get("to"), b.head);
       const offset = countParam("offset", query.get("offset"), { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 });
       const limit = countParam("limit", query.get("limit"), { min: 1, max: 1000, default: 200 });
       const path = query.get("path");
       return fileDiff(
         store,
-        { event: from, tree: trees.at(from) },
-        { event: to, tree: trees.at(to) },
+        { event: from, tree: await trees.at(from) },
+        { event: to, tree: await trees.at(to) },
         {
           offset,
           limit,
@@ -232,9 +230,9 @@ export function routeTable(deps: RouteDeps): RouteTable {
     }),
 
     // IN-5, IN-18: the live stream from `Last-Event-ID` (a reconnect), `?from=` or the head.
-    stream: route("stream", ({ params, query, req, res }) => {
-      const session = sessionOf(store, params.session).id;
-      const branch = branchOf(store, session, query.get("branch"));
+    stream: route("stream", async ({ params, query, req, res }) => {
+      const session = (await sessionOf(store, params.session)).id;
+      const branch = await branchOf(store, session, query.get("branch"));
       if (req.method === "HEAD") {
         res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
         res.end();
@@ -243,8 +241,8 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const last = req.headers["last-event-id"];
       const resumed = typeof last === "string" && last !== "";
       const fromText = resumed ? last : query.get("from");
-      const cursor = fromText === null ? branch.head : eventOf(store, session, fromText);
-      openLive(
+      const cursor = fromText === null ? branch.head : await eventOf(store, session, fromText);
+      await openLive(
         req,
         res,
         {
@@ -270,8 +268,43 @@ export function routeTable(deps: RouteDeps): RouteTable {
  * session first, then the branch (`?branch=`), as the endpoints do — so an unknown session is
  * `no session …` whatever follows it — and is otherwise `no endpoint PATH`. Always throws.
  */
-export function unmatched(store: Store, segments: readonly string[], branch: string | null, pathname: string): never {
+export async function unmatched(
+  store: Store | AsyncStore,
+  segments: readonly string[],
+  branch: string | null,
+  pathname: string,
+): Promise<never> {
   const [api, sessions, session] = segments;
-  if (api === "api" && sessions === "sessions" && session !== undefined) branchOf(store, sessionOf(store, session).id, branch);
+  if (api === "api" && sessions === "sessions" && session !== undefined)
+    await branchOf(store, (await sessionOf(store, session)).id, branch);
   throw new HttpError(404, `no endpoint ${pathname}`);
+}
+
+/** The session's tree at `?at=` (default: the head of `?branch=`), in the lookup order of the module's comment. */
+async function treeOf(
+  deps: RouteDeps,
+  id: string,
+  query: { get(name: "at" | "branch"): string | null },
+): Promise<{ at: EventMeta["id"]; tree: Tree }> {
+  const { store, trees } = deps;
+  const session = (await sessionOf(store, id)).id;
+  const at = await eventOf(store, session, query.get("at"), (await branchOf(store, session, query.get("branch"))).head);
+  return { at, tree: await trees.at(at) };
+}
+
+/**
+ * A blob reader for projecting `tree`: the store's over SQLite; over the asynchronous port the
+ * blobs the tree names fetched first, in one call.
+ */
+async function readerFor(store: Store | AsyncStore, tree: Tree): Promise<BlobText> {
+  if (!isAsyncStore(store)) return blobReader(store);
+  const texts = new Map<string, string>();
+  const wanted = [...treeBlobRefs(tree)];
+  if (wanted.length > 0) for (const [hash, bytes] of await store.getBlobs(wanted)) texts.set(hash, bytes.toString("utf8"));
+  return (hash) => {
+    const text = texts.get(hash);
+    if (text === undefined)
+      throw new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
+    return text;
+  };
 }

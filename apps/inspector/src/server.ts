@@ -6,15 +6,16 @@
  * protocol (`protocol.ts`). Whatever one request meets ends in its own JSON error (`failure.ts`)
  * and the server goes on serving.
  *
- * The server is a view (L8): it reads the same SQLite file the writers append to and follows a
- * branch by watching its head, so a `strata run` in another process streams to any open page or
- * `curl`. It never writes: no endpoint changes a session.
+ * The server is a view (L8): it reads the same store the writers append to — a SQLite file, or a
+ * PostgreSQL schema that writers on other machines append to — and follows a branch by watching
+ * its head, so a `strata run` in another process streams to any open page or `curl`. It never
+ * writes: no endpoint changes a session.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import type { Store } from "@strata/store";
+import type { AsyncStore, Store } from "@strata/store";
 import { errorBody, HttpError } from "./failure.ts";
 import { hostRefusal, LOOPBACK, originRefusal } from "./guard.ts";
 import type { LiveOptions } from "./live.ts";
@@ -26,7 +27,8 @@ import { serveStatic } from "./static.ts";
 import { Trees } from "./trees.ts";
 
 export interface ServeOptions extends LiveOptions {
-  readonly store: Store;
+  /** SQLite (`openStore`) or PostgreSQL (`openPgStore`): the handlers are written for both ports. */
+  readonly store: Store | AsyncStore;
   /** Default 7357; 0 picks a free port. */
   readonly port?: number;
   /** Default 127.0.0.1. Any other address needs a token. */
@@ -81,15 +83,11 @@ export async function startServer(options: ServeOptions): Promise<Running> {
   };
   const server: Server = createServer((req, res) => {
     // IN-19: whatever one request meets is that request's answer; the server goes on serving.
-    try {
-      handle(req, res);
-    } catch (e) {
-      fail(res, e);
-    }
+    handle(req, res).catch((e: unknown) => fail(res, e));
   });
 
   /** The checks every request passes, in this order (IN-1, IN-17), then the API or the app. */
-  function handle(req: IncomingMessage, res: ServerResponse): void {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let url: URL;
     try {
       url = new URL(req.url ?? "/", "http://localhost");
@@ -110,18 +108,18 @@ export async function startServer(options: ServeOptions): Promise<Running> {
     } catch {
       throw new HttpError(400, `the path ${url.pathname} is not valid percent-encoding`);
     }
-    if (url.pathname.startsWith("/api/")) api(req, res, url);
+    if (url.pathname.startsWith("/api/")) await api(req, res, url);
     else serveStatic(staticDir, res, url.pathname, req.method === "HEAD");
   }
 
   /** IN-20: the route table's entry for the path answers; a JSON answer is sent with status 200. */
-  function api(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const segments = segmentsOf(url.pathname);
     const found = match(segments);
-    if (found === undefined) unmatched(store, segments, url.searchParams.get("branch"), url.pathname);
+    if (found === undefined) return unmatched(store, segments, url.searchParams.get("branch"), url.pathname);
     // One entry per endpoint: the entry found answers for its own endpoint's parameters.
     const entry = routes[found.endpoint] as Route<Endpoint>;
-    const answer = entry.handle({ params: found.params, query: url.searchParams, req, res } as RouteRequest<Endpoint>);
+    const answer = await entry.handle({ params: found.params, query: url.searchParams, req, res } as RouteRequest<Endpoint>);
     if (answer !== WRITTEN) sendJson(res, 200, answer);
   }
 

@@ -14,7 +14,8 @@ export const serve: CommandImpl = {
     const port = int(args, "port", 7357);
     const host = str(args, "host") ?? "127.0.0.1";
     const given = str(args, "token");
-    const store = ctx.store({ readonly: true });
+    // SQLite read-only, or the PostgreSQL store `--db` names (the inspector runs on both ports).
+    const store = await ctx.reader();
     if ((store as { access?: string }).access === "read-only copy")
       ctx.out.note(
         ctx.out.paint(
