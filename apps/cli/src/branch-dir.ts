@@ -7,8 +7,8 @@
  */
 import { type Capture, checkoutWorkspace } from "@strata/agent";
 import type { Tree } from "@strata/dom";
-import { materialize, type Session } from "@strata/engine";
-import type { BranchInfo, EventId, EventMeta, SessionId, Store } from "@strata/store";
+import type { AsyncStore, BranchInfo, EventId, EventMeta, Store } from "@strata/store";
+import type { AnySession } from "./port.ts";
 import { branchDirLabel, filesAt, isDir, lineDir, recordBranchDir, trackerFor } from "./workspace.ts";
 
 /** The files a new line of history starts from, and the event that recorded them (if one did). */
@@ -23,14 +23,14 @@ export interface StartingFiles {
  * baseline after it, else `sourceDir` as it is now (a capture; its bytes go to the blob store).
  */
 export async function startingFiles(
-  store: Store,
+  store: Store | AsyncStore,
   dbPath: string,
   head: EventId,
   event: EventId,
   tree: Tree,
   sourceDir: string | undefined,
 ): Promise<StartingFiles> {
-  const recorded = filesAt(store, head, event, tree);
+  const recorded = await filesAt(store, head, event, tree);
   if (recorded !== undefined) return { source: recorded.tree, recorded: recorded.event };
   if (sourceDir !== undefined && isDir(sourceDir))
     return { source: await trackerFor(dbPath, sourceDir, store).baseline(tree), recorded: undefined };
@@ -53,12 +53,13 @@ export interface BranchDir {
  * too, and it ranks before it (first line, forks, kept heads; the older first among equals).
  */
 export function dirOwner(me: BranchInfo, others: readonly BranchDir[], dir: string): string | undefined {
-  for (const { branch: b, dir: d } of others) {
-    const before =
-      rank(b) < rank(me) || (rank(b) === rank(me) && (b.created < me.created || (b.created === me.created && b.name < me.name)));
-    if (before && d === dir) return b.name;
-  }
+  for (const { branch: b, dir: d } of others) if (ranksBefore(b, me) && d === dir) return b.name;
   return undefined;
+}
+
+/** Whether branch `b`'s claim on a directory comes before `me`'s (see {@link dirOwner}). */
+export function ranksBefore(b: BranchInfo, me: BranchInfo): boolean {
+  return rank(b) < rank(me) || (rank(b) === rank(me) && (b.created < me.created || (b.created === me.created && b.name < me.name)));
 }
 
 /**
@@ -67,14 +68,14 @@ export function dirOwner(me: BranchInfo, others: readonly BranchDir[], dir: stri
  * checked out there. The caller holds the branch's lease. Returns the event and the file count.
  */
 export async function takeOwnDir(
-  session: Session,
+  session: AnySession,
   dbPath: string,
   dir: string,
   sharedDir: string | undefined,
 ): Promise<{ event: EventMeta; fileCount: number }> {
   const head = session.durableTree;
   const { source } = await startingFiles(session.store, dbPath, session.head.id, session.head.id, head, sharedDir);
-  const event = session.commit((d) => recordBranchDir(d, dir, source), { label: branchDirLabel(head), by: "strata resume" });
+  const event = await session.commit((d) => recordBranchDir(d, dir, source), { label: branchDirLabel(head), by: "strata resume" });
   const report = await checkoutWorkspace(session.durableTree, dir, session.store);
   return { event, fileCount: report.written + report.unchanged };
 }

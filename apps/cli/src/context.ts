@@ -15,6 +15,11 @@ export interface Context {
   readonly now: () => number;
   /** Opens the store (creating `.strata/` and the file when `create`). */
   store(options?: { create?: boolean; readonly?: boolean }): Store;
+  /**
+   * Where local state goes (new branches' working directories): the SQLite file's directory; for
+   * a PostgreSQL URL, `.strata` in the current directory.
+   */
+  readonly home: string;
   /** True when `--db` (or STRATA_DB) is a PostgreSQL URL: only `port()` opens it. */
   readonly remote: boolean;
   /** Opens the PostgreSQL store `--db` names, behind the asynchronous port (decision 0035). */
@@ -52,6 +57,7 @@ export function makeContext(init: {
   let port: Promise<AsyncStore> | undefined;
   return {
     remote,
+    home: remote ? resolve(init.cwd, ".strata") : dirname(dbPath),
     port() {
       if (!remote) throw new UsageError(`${dbPath} is not a PostgreSQL URL (postgres://…)`);
       port ??= import("@strata/store-postgres").then((m) => m.openPgStore(given));
@@ -71,11 +77,11 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
-      // Commands that fork, rewind, check out or re-run run on the synchronous store
+      // Commands that bisect, replay or import other tools' sessions run on the synchronous store
       // (SQLite) so far; those written for both ports use `reader()` or `writer()` (issue 15).
       if (remote)
         throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command runs and resumes sessions there (\`run\`, \`resume\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`), serves the inspector (\`serve\`) and moves them between backends (\`export\`, \`import FILE\`); it does not fork, rewind, check out, bisect or re-run there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
+          `${dbPath} is a PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there (\`run\`, \`resume\`, \`fork\`, \`rewind\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`, \`checkout\`), serves the inspector (\`serve\`) and moves them between backends (\`export\`, \`import FILE\`); it does not bisect, replay or import other tools' sessions there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
         );
       if (store === undefined) {
         const create = options.create ?? false;

@@ -5,9 +5,10 @@
  * process's start time — so a holder is judged gone only when that very process is: a dead pid,
  * a zombie, a pid reused by another process (its start time differs) or a rebooted machine. The
  * lease's token fences the driver's appends (a driver whose lease was taken over cannot write).
- * A driver renews its lease every {@link LEASE_RENEW_MS}; a holder on another host — whose process
- * cannot be seen from here — is judged gone once it has not renewed for {@link LEASE_STALE_MS}
- * (decision 0038): the handoff between machines on PostgreSQL.
+ * On PostgreSQL (decision 0038) a driver renews its lease every {@link LEASE_RENEW_MS}, and a
+ * holder on another host — whose process cannot be seen from here — is judged gone once it has
+ * not renewed for {@link LEASE_STALE_MS}: the handoff between machines. On SQLite nothing changed:
+ * no renewals, and a holder on another host is never judged gone.
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -87,13 +88,13 @@ function parseOwner(text: string): Owner | undefined {
 
 /**
  * Whether the process that holds `holder` is gone. A holder on another host (whose process cannot
- * be seen from here) is gone when it stopped renewing its lease {@link LEASE_STALE_MS} ago; garbage
- * owner text is gone.
+ * be seen from here) is gone, where drivers renew (`renewing`: PostgreSQL), when it stopped
+ * renewing its lease {@link LEASE_STALE_MS} ago, and never otherwise; garbage owner text is gone.
  */
-export function holderGone(holder: LeaseInfo, now = Date.now()): boolean {
+export function holderGone(holder: LeaseInfo, now = Date.now(), renewing = true): boolean {
   const o = parseOwner(holder.owner);
   if (o === undefined) return true;
-  if (o.host !== hostname()) return now - holder.renewed > LEASE_STALE_MS;
+  if (o.host !== hostname()) return renewing && now - holder.renewed > LEASE_STALE_MS;
   if (o.boot !== null && BOOT !== null && o.boot !== BOOT) return true;
   if (o.pid === process.pid && o.start === (procStat(process.pid)?.start ?? null)) return true; // a lease this process left behind
   const stat = procStat(o.pid);
@@ -131,9 +132,9 @@ export function acquireLease(store: Store | AsyncStore, session: SessionId, bran
       store,
       session,
       branch,
-      store.acquireLease(session, branch, owner, (h) => holderGone(h)),
+      store.acquireLease(session, branch, owner, (h) => holderGone(h, Date.now(), false)),
     );
-  return store.acquireLease(session, branch, owner, (h) => holderGone(h)).then((r) => held(store, session, branch, r));
+  return store.acquireLease(session, branch, owner, (h) => holderGone(h, Date.now(), true)).then((r) => held(store, session, branch, r));
 }
 
 function held(
@@ -145,26 +146,25 @@ function held(
   if (!r.ok) throw busy(session, branch, r.holder);
   const token = r.lease.token;
   let released = false;
-  // Renewed in the background; a renewal that fails or finds the lease taken stops renewing (the
-  // next append is refused then: the token fences it).
-  const renew = setInterval(() => {
-    if (released || store.closed) return;
-    try {
-      Promise.resolve(store.renewLease(session, branch, token)).then(
-        (ok) => {
-          if (!ok) clearInterval(renew);
-        },
-        () => clearInterval(renew),
-      );
-    } catch {
-      clearInterval(renew);
-    }
-  }, LEASE_RENEW_MS);
-  renew.unref();
+  // Over PostgreSQL renewed in the background. A renewal that finds the lease taken stops renewing
+  // (the next append is refused then: the token fences it); one that fails (a dropped connection)
+  // is tried again at the next tick.
+  const renew = isAsyncStore(store)
+    ? setInterval(() => {
+        if (released || store.closed) return;
+        store.renewLease(session, branch, token).then(
+          (ok) => {
+            if (!ok) clearInterval(renew);
+          },
+          () => undefined,
+        );
+      }, LEASE_RENEW_MS)
+    : undefined;
+  renew?.unref();
   return {
     token,
     release() {
-      clearInterval(renew);
+      if (renew !== undefined) clearInterval(renew);
       if (released || store.closed) return;
       released = true;
       // A store that cannot write any more (disk full, damaged, the server gone) cannot keep the
@@ -187,9 +187,9 @@ function held(
  * Refuses (exit 3) when a live process drives `session@branch`. Call it inside the store
  * transaction that moves the branch, so no driver can take the lease in between.
  */
-export function refuseIfDriven(store: Store, session: SessionId, branch: string, doing: string): void {
-  const holder = store.lease(session, branch);
-  if (holder === undefined || holderGone(holder)) return;
+export async function refuseIfDriven(store: Store | AsyncStore, session: SessionId, branch: string, doing: string): Promise<void> {
+  const holder = await store.lease(session, branch);
+  if (holder === undefined || holderGone(holder, Date.now(), isAsyncStore(store))) return;
   throw new CliError(
     `cannot ${doing}: ${session}@${terminalSafe(branch)} is being driven by ${describeHolder(holder)}; wait for it to finish, or stop it (Ctrl-C) first`,
     EXIT.conflict,

@@ -23,7 +23,7 @@ import {
 import { EngineError, materialize, NotLoaded, type Port, type Session } from "@strata/engine";
 import { createModel } from "@strata/models";
 import { type BranchInfo, drive, isAsyncStore } from "@strata/store";
-import { type BranchDir, dirOwner, takeOwnDir } from "./branch-dir.ts";
+import { type BranchDir, dirOwner, ranksBefore, takeOwnDir } from "./branch-dir.ts";
 import { type Args, int, list, str } from "./command.ts";
 import type { Context } from "./context.ts";
 import { checkDemoWorkspace, DEMO_SPEC, demoWorkspace, freshDemoWorkspace } from "./demo.ts";
@@ -163,17 +163,24 @@ async function settled<T>(read: () => T): Promise<T> {
     }
 }
 
-/** Every other branch of the session whose head is its own, with the directory that head records. */
-async function branchDirs(session: AnySession): Promise<{ me: BranchInfo | undefined; others: BranchDir[] }> {
+/**
+ * The other branches of the session that `keep` picks and whose head is their own, with the
+ * directory each head records (only those are rebuilt).
+ */
+async function branchDirs(
+  session: AnySession,
+  keep: (b: BranchInfo, me: BranchInfo | undefined) => boolean,
+): Promise<{ me: BranchInfo | undefined; others: BranchDir[] }> {
   const all = await session.store.branches(session.id);
+  const me = all.find((b) => b.name === session.branch);
   const others: BranchDir[] = [];
   for (const b of all) {
-    if (b.name === session.branch) continue;
+    if (b.name === session.branch || !keep(b, me)) continue;
     if ((await session.store.eventMeta(b.head))?.session !== session.id) continue;
     const tree = await materialize(session.store, b.head);
     others.push({ branch: b, dir: await settled(() => lineDir(tree)) });
   }
-  return { me: all.find((b) => b.name === session.branch), others };
+  return { me, others };
 }
 
 /**
@@ -321,16 +328,16 @@ async function chooseWorkspace(
   // whose recorded directory another owns (a head a rewind kept, say) gets its own.
   if (session !== undefined && !demo) {
     if (flagged !== undefined && workspace !== recorded) {
-      const other = usedBy((await branchDirs(session)).others, workspace);
+      const other = usedBy((await branchDirs(session, (b) => b.origin !== "rewind")).others, workspace);
       if (other !== undefined)
         throw new UsageError(
           `--workspace ${workspace} is the working directory of branch ${other}; give another (a new or empty directory gets the files of ${session.branch})`,
         );
     } else if (flagged === undefined) {
-      const { me, others } = await branchDirs(session);
+      const { me, others } = await branchDirs(session, (b, m) => m !== undefined && ranksBefore(b, m));
       const owner = me === undefined ? undefined : dirOwner(me, others, workspace);
       if (owner !== undefined) {
-        const own = defaultBranchDir(ctx.dbPath, await handleOf(session.store, session.id), session.branch);
+        const own = defaultBranchDir(ctx.home, await handleOf(session.store, session.id), session.branch);
         return { workspace: own, workspaceFrom: "own", restore: undefined, owned: { dir: workspace, by: owner } };
       }
     }

@@ -26,9 +26,10 @@ import {
   workspaceElement,
 } from "@strata/agent";
 import { Tree, type TreeDraft } from "@strata/dom";
-import { materialize, type Session } from "@strata/engine";
-import type { AsyncStore, EventId, EventMeta, Store } from "@strata/store";
+import { loadTree } from "@strata/engine";
+import { type AsyncStore, type EventId, type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { CliError, EXIT, UsageError } from "./errors.ts";
+import { type AnySession, settled, wholeTreeAt } from "./port.ts";
 
 /** Labels of the workspace's own events (the loop records a call's file changes in its outcome event). */
 export const WS_EVENT = Object.freeze({
@@ -77,11 +78,12 @@ export function checkFreshDir(dir: string, option: string, force: boolean): void
 }
 
 /**
- * The default working directory of a new branch: `<db dir>/workspaces/<handle>/<branch>` (a
- * branch name's `/` makes subdirectories), with `-2`, `-3` … appended when that one is taken.
+ * The default working directory of a new branch: `<home>/workspaces/<handle>/<branch>` (a branch
+ * name's `/` makes subdirectories; `home` is `ctx.home`, the database's directory), with `-2`,
+ * `-3` … appended when that one is taken.
  */
-export function defaultBranchDir(dbPath: string, handle: string, branch: string): string {
-  const base = join(dirname(dbPath), "workspaces", handle, ...branch.split("/"));
+export function defaultBranchDir(home: string, handle: string, branch: string): string {
+  const base = join(home, "workspaces", handle, ...branch.split("/"));
   for (let n = 1; ; n++) {
     const dir = n === 1 ? base : `${base}-${n}`;
     const state = dirState(dir);
@@ -100,11 +102,11 @@ function within(outer: string, inner: string): boolean {
  * where the source would record it as its own files: not in its `.strata`, not in the
  * database's `workspaces/` (which every tracker leaves out), and not ignored there.
  */
-export function checkApart(dir: string, sourceDir: string | undefined, dbPath: string): void {
+export function checkApart(dir: string, sourceDir: string | undefined, home: string): void {
   if (sourceDir === undefined) return;
   if (within(dir, sourceDir))
     throw new UsageError(`--workspace ${dir} contains the source branch's directory ${sourceDir}; give a directory of its own`);
-  if (!within(sourceDir, dir) || within(join(dirname(dbPath), "workspaces"), dir)) return;
+  if (!within(sourceDir, dir) || within(join(home, "workspaces"), dir)) return;
   const rel = relative(sourceDir, dir).split(sep).join("/");
   if (rel.split("/")[0] === ".strata") return;
   const rules = IgnoreRules.load(sourceDir);
@@ -140,17 +142,24 @@ export function trackerFor(dbPath: string, dir: string, store: Store | AsyncStor
  * the baseline no tool that writes had run, so the files were those it recorded. Undefined when
  * the line never recorded its files.
  */
-export function filesAt(store: Store, head: EventId, event: EventId, tree: Tree): { tree: Tree; event: EventId } | undefined {
-  if (workspaceElement(tree) !== undefined) return { tree, event };
-  const meta = store.eventMeta(event);
+export async function filesAt(
+  store: Store | AsyncStore,
+  head: EventId,
+  event: EventId,
+  tree: Tree,
+): Promise<{ tree: Tree; event: EventId } | undefined> {
+  // Over the asynchronous port the tree handed back is loaded whole (its files are read next).
+  if ((await settled(() => workspaceElement(tree))) !== undefined)
+    return { tree: isAsyncStore(store) ? await loadTree(tree) : tree, event };
+  const meta = await store.eventMeta(event);
   if (meta === undefined) return undefined;
   // The baselines after `event`, one index lookup each (a line that never recorded its files costs
   // one lookup, not a read of its history: issue 14).
-  let e = store.firstLabeled(head, WS_EVENT.baseline, meta.depth);
+  let e = await store.firstLabeled(head, WS_EVENT.baseline, meta.depth);
   while (e !== undefined) {
-    const at = materialize(store, e.id);
+    const at = await wholeTreeAt(store, e.id);
     if (workspaceElement(at) !== undefined) return { tree: at, event: e.id };
-    e = store.firstLabeled(head, WS_EVENT.baseline, e.depth);
+    e = await store.firstLabeled(head, WS_EVENT.baseline, e.depth);
   }
   return undefined;
 }
@@ -186,10 +195,10 @@ export function applyCapture(d: TreeDraft, capture: Capture): void {
  * (`workspace.outside`), so a restore that follows overwrites nothing unrecorded (L5). Returns the
  * event, or undefined when the directory holds exactly what the tree says.
  */
-export async function recordOutside(session: Session, tracker: WorkspaceTracker, by: string): Promise<EventMeta | undefined> {
+export async function recordOutside(session: AnySession, tracker: WorkspaceTracker, by: string): Promise<EventMeta | undefined> {
   const capture = await tracker.capture(session.durableTree);
   if (capture.changes.length === 0) return undefined;
-  return session.commit((d) => applyCapture(d, capture), { label: WS_EVENT.outside, by });
+  return await session.commit((d) => applyCapture(d, capture), { label: WS_EVENT.outside, by });
 }
 
 /** How many paths a message lists (the `--json` error lists them all). */

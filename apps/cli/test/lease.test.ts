@@ -253,7 +253,7 @@ describe("CLI-12 one driver per branch", () => {
 });
 
 describe("CLI-12 a driver on another host (decision 0038)", () => {
-  it("is live while it renews its lease and gone once it has not for LEASE_STALE_MS; a holder here is judged by its process", () => {
+  it("on PostgreSQL: live while it renews its lease, gone once it has not for LEASE_STALE_MS; a holder here is judged by its process", () => {
     const now = 1_000_000_000;
     const lease = (host: string, renewed: number) => ({
       session: "S" as SessionId,
@@ -268,5 +268,7 @@ describe("CLI-12 a driver on another host (decision 0038)", () => {
     expect(holderGone(lease("elsewhere", now - LEASE_STALE_MS - 1), now)).toBe(true);
     // pid 1 on this host is alive (init): renewing or not, it is not gone
     expect(holderGone(lease(hostname(), now - 10 * LEASE_STALE_MS), now)).toBe(false);
+    // On SQLite drivers do not renew: a holder on another host is never judged gone (as before)
+    expect(holderGone(lease("elsewhere", now - 10 * LEASE_STALE_MS), now, false)).toBe(false);
   });
 });

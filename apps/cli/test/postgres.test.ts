@@ -8,7 +8,7 @@
  * lease the dead one held. Every other command refuses a PostgreSQL URL with a usage error saying
  * what it can do.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { cleanup, demoDir, handleIn, json, ROOT, script, strata, strataKilled } from "./cli-kit.ts";
@@ -158,7 +158,7 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(prefix.code, prefix.stderr).toBe(0);
   });
 
-  it("CLI-10 CLI-11 CLI-12 run on PostgreSQL, killed with -9 mid-call; resume from another process takes the lease and finishes", async () => {
+  it("CLI-10 CLI-11 CLI-12 CLI-18 CLI-19 CLI-32 run on PostgreSQL, killed with -9 mid-call; resume from another process takes the lease and finishes; fork, checkout and rewind there", async () => {
     const dir = demoDir();
     const db = `${pg}?schema=${schema}_run`;
     const killed = await strataKilled(dir, ["--db", db, "run", "--workspace", "ws"], /→ run /);
@@ -189,6 +189,47 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     const more = await strata(dir, ["--db", db, "run", "once more", "--session", session, "--model", done, "--json"]);
     expect(more.code, more.stderr).toBe(0);
     expect(json(more)).toMatchObject({ stop: "end-turn", resumed: false, steps: 1 });
+
+    // CLI-18 CLI-31: a fork on PostgreSQL — one branch row — with a working directory of its own,
+    // checked out from the fork point; then the alt script runs there.
+    const events = json<{ events: { id: number; label: string }[] }>(
+      await strata(dir, ["--db", db, "log", session, "--limit", "0", "--json"]),
+    ).events;
+    const written = events.filter((e) => e.label === "call.outcome").at(-1)?.id as number;
+    const userTurn = events.find((e) => e.label === "turn.user")?.id as number;
+    const fork = await strata(dir, ["--db", db, "fork", `${session}@${userTurn}`, "--name", "alt", "--workspace", "alt-ws", "--json"]);
+    expect(fork.code, fork.stderr).toBe(0);
+    expect(json(fork)).toMatchObject({ branch: "alt", forkedAt: userTurn, sourceBranch: "main", dir: join(dir, "alt-ws") });
+    expect(readFileSync(join(dir, "alt-ws", "notes", "2026-11-02-planning.md"), "utf8")).toBe(
+      readFileSync(join(ROOT, "fixtures", "demo-workspace", "notes", "2026-11-02-planning.md"), "utf8"),
+    );
+    const alt = await strata(dir, [
+      "--db",
+      db,
+      "resume",
+      `${session}@alt`,
+      "--model",
+      `scripted:${join(ROOT, "fixtures/models/alt.json")}`,
+      "--json",
+    ]);
+    expect(alt.code, alt.stderr).toBe(0);
+    expect(json(alt)).toMatchObject({ branch: "alt", stop: "completed-by-tool" });
+    expect(readFileSync(join(dir, "alt-ws", "SUMMARY.md"), "utf8")).toContain("Notes, in short");
+    expect(readFileSync(join(dir, "ws", "SUMMARY.md"), "utf8")).toContain("## Open questions");
+    // CLI-32: the files at any event, checked out from PostgreSQL.
+    const out = await strata(dir, ["--db", db, "checkout", `${session}@${written}`, "--to", "at-written", "--json"]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(readFileSync(join(dir, "at-written", "SUMMARY.md"), "utf8")).toBe(readFileSync(join(dir, "ws", "SUMMARY.md"), "utf8"));
+    // CLI-19 CLI-33: a rewind of main to before SUMMARY.md was written restores its directory; the old head is kept.
+    const rewound = await strata(dir, ["--db", db, "rewind", session, "--to", String(userTurn), "--json"]);
+    expect(rewound.code, rewound.stderr).toBe(0);
+    expect(json(rewound)).toMatchObject({ to: userTurn, head: userTurn, dir: join(dir, "ws") });
+    expect(json<{ keptAs: string | null }>(rewound).keptAs).toMatch(/^rewound\//);
+    expect(existsSync(join(dir, "ws", "SUMMARY.md"))).toBe(false);
+    const branches = json<{ branches: { name: string }[] }>(await strata(dir, ["--db", db, "branches", session, "--json"]));
+    expect(branches.branches.map((b) => b.name).sort()).toEqual(["alt", "main", json<{ keptAs: string }>(rewound).keptAs].sort());
+    const verified = await strata(dir, ["--db", db, "verify", "--json"]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   }, 120_000);
 
   it("a bad bundle is refused before anything is written; the other commands say what the command can do with PostgreSQL", async () => {
@@ -199,14 +240,14 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
     for (const cmd of [
-      ["rewind", "@last", "--to", "1"],
-      ["fork", "@last"],
+      ["replay", "@last", "--verify"],
+      ["bisect", "@last", "--until", "call"],
       ["import", "--from", "pi", "x.jsonl"],
     ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs and resumes sessions there \(`run`, `resume`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`\), serves the inspector \(`serve`\) and moves them/,
+        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`\), serves the inspector \(`serve`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

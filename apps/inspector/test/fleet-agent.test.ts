@@ -111,10 +111,8 @@ describe("the agent fleet: 8 workers run 40 agent sessions on PostgreSQL, an ins
       });
       sleeper.child.kill("SIGCONT");
       await Promise.all(workers.filter((w) => w !== victim).map((w) => w.exited));
-      expect(
-        sleeper.lines.some((l) => l.startsWith("lost ")),
-        "the paused worker's late commit was refused",
-      ).toBe(true);
+      // (Whether the paused worker had a commit left to be refused depends on where it was paused:
+      // what it must never do — write after the takeover — is checked below, per session.)
 
       // Every execution of the tool in the whole fleet, by call key (session.element).
       const ran = new Map<string, string[]>();

@@ -105,6 +105,8 @@ export class Progress {
     try {
       this.#stream?.close();
       if (this.#stream !== undefined && isAsyncStore(this.session.store)) await this.session.flush();
+      // Ended by a refused flush (its text dropped): the call must not settle as if it was kept.
+      if (this.#stream?.endedBy !== undefined) throw this.#stream.endedBy;
     } catch (error) {
       this.#failure ??= { error };
     }

@@ -35,11 +35,15 @@ export class AgentBlobs {
     return b;
   }
 
-  /** Stores `text` (over the asynchronous port: at the next `flush`) and answers its address. */
+  /**
+   * Stores `text` (over the asynchronous port: at the next `flush`) and answers its address. It is
+   * written again even when it was before: a flush inside a transaction that rolled back wrote
+   * nothing, and the blob table ignores bytes it has.
+   */
   put(text: string): string {
     if (!isAsyncStore(this.store)) return (this.store as Store).putBlob(text);
     const hash = sha256(text).toString("hex");
-    if (!this.#texts.has(hash)) this.#pending.set(hash, text);
+    this.#pending.set(hash, text);
     this.#remember(hash, text);
     return hash;
   }
@@ -60,9 +64,15 @@ export class AgentBlobs {
   /** Fetches the blobs of `hashes` not read yet, in one call (over a synchronous store: nothing to do). */
   *fetchSteps(hashes: Iterable<string>): Generator<unknown, void, unknown> {
     if (!isAsyncStore(this.store)) return;
-    const wanted = [...new Set(hashes)].filter((h) => h !== "" && !this.#texts.has(h));
+    const all = [...new Set(hashes)].filter((h) => h !== "");
+    let wanted = all.filter((h) => !this.#texts.has(h));
     if (wanted.length === 0) return;
-    if (this.#texts.size + wanted.length > CACHE_LIMIT) this.#texts.clear();
+    if (this.#texts.size + wanted.length > CACHE_LIMIT) {
+      // Starting again: what this read needs is fetched whole (and what waits to be written is kept).
+      this.#texts.clear();
+      for (const [h, text] of this.#pending) this.#texts.set(h, text);
+      wanted = all.filter((h) => !this.#texts.has(h));
+    }
     const got = yield* value((this.store as AsyncStore).getBlobs(wanted));
     for (const h of wanted) {
       const bytes = got.get(h);

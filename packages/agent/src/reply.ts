@@ -114,6 +114,9 @@ export class ReplyWriter {
       }
     if (failure !== undefined) throw failure.error;
     if (isAsyncStore(this.session.store)) await this.session.flush();
+    // A stream that a refused flush ended (on its timer, over the network) dropped its text: the
+    // turn must not commit as complete without it.
+    for (const w of this.#streams()) if (w.endedBy !== undefined) throw w.endedBy;
   }
 
   /** Closes on a path that already fails: what cannot be flushed stays pending until the session closes. */

@@ -12,10 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Element, toXml } from "@strata/dom";
 import { loadTree, type Port, Session, verifyPort } from "@strata/engine";
-import { type AsyncStore, asyncStore, HeadConflict, openStore, type Store } from "@strata/store";
+import { type AsyncStore, asyncStore, drive, HeadConflict, openStore, type Store } from "@strata/store";
 import { openPgStore } from "@strata/store-postgres";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { type ModelRequest, renderPrompt, runAgent, ToolRegistry, type ToolSpec, WorkspaceTracker, workspaceTools } from "../src/index.ts";
+import { AgentBlobs } from "../src/port.ts";
 import { InlineModel, providerValid, type Turn } from "./agent-kit.ts";
 
 interface PortKind {
@@ -188,5 +189,24 @@ describe.each(PORTS)("the agent on $name", (port) => {
     const check = (await Session.open(await open(), first.id)).session;
     expect(check.head.id).toBe(head);
     expect((await verifyPort(check.store, check.id)).ok).toBe(true);
+  });
+});
+
+describe("decision 0038 the loop's blobs over the asynchronous port", () => {
+  it("a fetch that starts the cache again keeps what the read needs (found by review: a cached template was dropped)", async () => {
+    const open = PORTS[1]?.opener() as () => Promise<Port>;
+    const store = await open();
+    const writer = AgentBlobs.of(store);
+    const template = writer.put("the system template");
+    for (let i = 0; i < 1_023; i++) writer.put(`part ${i}`);
+    await drive(writer.flushSteps());
+    const context = (await store.putBlob("a context file")) as string;
+    await drive(writer.fetchSteps([template, context]));
+    expect(writer.text(template)).toBe("the system template");
+    expect(writer.text(context)).toBe("a context file");
+    // What was put is written again at the next flush, even if written before (a rolled-back flush wrote nothing).
+    writer.put("the system template");
+    await drive(writer.flushSteps());
+    expect((await store.getBlob(template))?.toString()).toBe("the system template");
   });
 });

@@ -249,8 +249,13 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
         lease = acquireLease(store, s.id, s.branch, "run");
       },
     });
-    created.close();
     [held, id] = [lease as Lease, created.id];
+    try {
+      created.close();
+    } catch (e) {
+      await held.release();
+      throw e;
+    }
   } else {
     // Creation, inputs and task are one transaction; the lease is taken right after (a crash in
     // between leaves a session with its task that nobody drives, which `resume` continues).

@@ -2,14 +2,14 @@
  * `strata checkout SESSION@EVENT --to DIR` (CLI-32): writes the workspace exactly as it was after
  * the event — byte-identical files, modes, symlinks, and nothing the record does not have — from
  * the blobs in the database. It only reads the database; DIR must be new or empty unless
- * `--force`, and may never hold the database itself.
+ * `--force`, and may never hold the database itself. On SQLite and on PostgreSQL.
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { checkoutWorkspace, workspaceElement, workspaceFiles } from "@strata/agent";
-import { materialize } from "@strata/engine";
 import { parseAddress, resolveAddress } from "../address.ts";
 import { type CommandImpl, flag, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
+import { wholeTreeAt } from "../port.ts";
 import { handleOf } from "../sessions.ts";
 import { checkFreshDir, filesAt, shownPath } from "../workspace.ts";
 
@@ -25,14 +25,15 @@ export const checkout: CommandImpl = {
     // The target is checked before the database is opened (CLI-2).
     checkFreshDir(dir, "--to", force);
     const db = relative(dir, ctx.dbPath);
-    const holdsDb = !db.startsWith("..") && !isAbsolute(db) && db.split("/")[0] !== ".strata";
+    // (a PostgreSQL URL is in no directory)
+    const holdsDb = !ctx.remote && !db.startsWith("..") && !isAbsolute(db) && db.split("/")[0] !== ".strata";
     if (holdsDb) throw new UsageError(`--to ${dir} holds the database ${ctx.dbPath}; check out into another directory`);
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const tree = materialize(store, a.event);
-    const handle = handleOf(store, a.session.id);
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const tree = await wholeTreeAt(store, a.event);
+    const handle = await handleOf(store, a.session.id);
     if (workspaceElement(tree) === undefined) {
-      const later = filesAt(store, a.branch.head, a.event, tree);
+      const later = await filesAt(store, a.branch.head, a.event, tree);
       throw new CliError(
         later === undefined
           ? `event ${a.event} of ${handle}@${a.branch.name} records no workspace: files are recorded from the first tool call that may write (write_file, edit_file, run), and this line has none yet; nothing was written`

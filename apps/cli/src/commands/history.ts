@@ -2,12 +2,13 @@
  * Commands that move history: fork and rewind (CLI-18, CLI-19), with the files (CLI-31, CLI-33).
  * Nothing is ever deleted: a fork gets a working directory of its own, checked out from the fork
  * point; a rewind restores the branch's directory to the target, and refuses (exit 3) to overwrite
- * what changed there outside the agent unless `--force` records that change first.
+ * what changed there outside the agent unless `--force` records that change first. Both run on
+ * SQLite and on PostgreSQL (every call awaited; on PostgreSQL a fork is one branch row).
  */
 import { resolve } from "node:path";
 import { checkoutWorkspace, diffWorkspaces, type FileChange, outsideChanges, workspaceElement } from "@strata/agent";
-import { type LifecycleWork, materialize, Session } from "@strata/engine";
-import type { EventMeta } from "@strata/store";
+import { type LifecycleWork, type Port, Session } from "@strata/engine";
+import { type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { checkEventText, eventOnBranch, parseAddress, resolveAddress } from "../address.ts";
 import { startingFiles } from "../branch-dir.ts";
 import { type Args, branchName, type CommandImpl, flag, str } from "../command.ts";
@@ -16,6 +17,7 @@ import { CliError, UsageError } from "../errors.ts";
 import { fileChangeJson } from "../filediff.ts";
 import { acquireLease, refuseIfDriven } from "../lease.ts";
 import type { Out } from "../output.ts";
+import { type AnySession, settled, treeAt } from "../port.ts";
 import { handleOf } from "../sessions.ts";
 import {
   branchDirLabel,
@@ -75,26 +77,34 @@ export const fork: CommandImpl = {
   async run(ctx, args) {
     const flagged = str(args, "workspace");
     if (flagged !== undefined) checkFreshDir(resolve(ctx.cwd, flagged), "--workspace", false);
-    const store = ctx.store();
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const store = await ctx.writer();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
     const name = branchName(args, "name");
-    if (name !== undefined && store.branch(a.session.id, name) !== undefined)
+    if (name !== undefined && (await store.branch(a.session.id, name)) !== undefined)
       throw new CliError(`session ${a.session.id} has a branch "${name}" already; pick another --name (strata branches lists them)`);
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-    const branch = name ?? session.freeBranchName(`fork-${a.event}`);
-    const handle = handleOf(store, a.session.id);
-    const point = materialize(store, a.event);
-    const sourceDir = lineDir(session.durableTree) ?? lineDir(point);
-    const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.dbPath, handle, branch);
-    checkApart(dir, sourceDir, ctx.dbPath);
+    const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name });
+    const branch = name ?? (await session.freeBranchName(`fork-${a.event}`));
+    const handle = await handleOf(store, a.session.id);
+    const point = await treeAt(store, a.event);
+    const sourceDir = (await settled(() => lineDir(session.durableTree))) ?? (await settled(() => lineDir(point)));
+    const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handle, branch);
+    checkApart(dir, sourceDir, ctx.home);
     // The files at the fork point: recorded there, else the line's baseline, else the source directory as it is now.
     const { source, recorded } = await startingFiles(store, ctx.dbPath, a.branch.head, a.event, point, sourceDir);
     // The branch and its directory are one transaction: no fork is left that would fall back to the source's directory.
-    const forked = store.transaction(() => {
-      const f = session.fork(a.event, { name: branch });
-      f.commit((d) => recordBranchDir(d, dir, source), { label: branchDirLabel(point), by: "strata fork" });
-      return f;
-    });
+    const label = await settled(() => branchDirLabel(point));
+    const forked: AnySession = isAsyncStore(store)
+      ? await store.transaction(async () => {
+          const f = await (session as Session<typeof store>).fork(a.event, { name: branch });
+          await f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
+          await f.load(); // its files are written next
+          return f;
+        })
+      : (store as Store).transaction(() => {
+          const f = (session as Session).fork(a.event, { name: branch });
+          f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
+          return f;
+        });
     let report: Awaited<ReturnType<typeof checkoutWorkspace>>;
     try {
       report = await checkoutWorkspace(forked.durableTree, dir, store);
@@ -150,16 +160,17 @@ export const rewind: CommandImpl = {
 
 async function rewindCommand(ctx: Context, args: Args): Promise<number | undefined> {
   const to = str(args, "to") as string;
-  const store = ctx.store();
-  const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-  const target = eventOnBranch(store, a.branch, to);
+  const store = await ctx.writer();
+  const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+  const target = await eventOnBranch(store, a.branch, to);
   const doing = `rewind ${a.branch.name}`;
   // Refused while a live process drives the branch (CLI-12), before anything is looked at; then
   // held for the whole move, so no driver starts between the head moving and the files following.
-  refuseIfDriven(store, a.session.id, a.branch.name, doing);
-  const lease = acquireLease(store, a.session.id, a.branch.name, "rewind");
+  await refuseIfDriven(store, a.session.id, a.branch.name, doing);
+  const lease = await acquireLease(store, a.session.id, a.branch.name, "rewind");
   try {
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name, lease: lease.token });
+    const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name, lease: lease.token });
+    if (isAsyncStore(store)) await session.load(); // the restore reads the files of the head
     const dir = lineDir(session.durableTree);
     const tracked = workspaceElement(session.durableTree) !== undefined && dir !== undefined;
     let outside: EventMeta | undefined;
@@ -175,21 +186,26 @@ async function rewindCommand(ctx: Context, args: Args): Promise<number | undefin
     }
     const from = session.durableTree;
     const oldHead = session.head.id;
-    const targetTree = materialize(store, target);
+    const targetTree = await treeAt(store, target);
     // Looked up on the line being left: before its baseline, the files are the baseline's.
-    const files = tracked ? filesAt(store, oldHead, target, targetTree) : undefined;
+    const files = tracked ? await filesAt(store, oldHead, target, targetTree) : undefined;
+    // The target names another line's directory (a fork rewound to or before its fork point):
+    // the branch records its own again, so it never falls back to a directory it does not own.
+    const own = tracked && (await settled(() => lineDir(targetTree))) !== dir;
+    const label = await settled(() => branchDirLabel(targetTree));
+    const by = { label, by: "strata rewind" };
     let recorded: EventMeta | undefined;
-    const work = store.transaction(() => {
-      const w = session.rewind(target);
-      // The target names another line's directory (a fork rewound to or before its fork point):
-      // the branch records its own again, so it never falls back to a directory it does not own.
-      if (tracked && lineDir(targetTree) !== dir)
-        recorded = session.commit((d) => recordBranchDir(d, dir, files?.tree), {
-          label: branchDirLabel(targetTree),
-          by: "strata rewind",
+    const work: LifecycleWork = isAsyncStore(store)
+      ? await store.transaction(async () => {
+          const w = await (session as Session<typeof store>).rewind(target);
+          if (own) recorded = await session.commit((d) => recordBranchDir(d, dir, files?.tree), by);
+          return w;
+        })
+      : (store as Store).transaction(() => {
+          const w = (session as Session).rewind(target);
+          if (own) recorded = (session as Session).commit((d) => recordBranchDir(d, dir, files?.tree), by);
+          return w;
         });
-      return w;
-    });
     const changes = tracked && files !== undefined ? diffWorkspaces(from, files.tree) : [];
     if (tracked && files !== undefined) {
       try {
@@ -201,7 +217,7 @@ async function rewindCommand(ctx: Context, args: Args): Promise<number | undefin
         );
       }
     }
-    const kept = store.branches(a.session.id).find((b) => b.head === oldHead && b.origin === "rewind");
+    const kept = (await store.branches(a.session.id)).find((b) => b.head === oldHead && b.origin === "rewind");
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
@@ -216,7 +232,7 @@ async function rewindCommand(ctx: Context, args: Args): Promise<number | undefin
       });
     if (ctx.out.quiet) return void ctx.out.line(String(session.head.id));
     const out = ctx.out;
-    const handle = handleOf(store, a.session.id);
+    const handle = await handleOf(store, a.session.id);
     if (outside !== undefined)
       out.line(
         `${out.paint("yellow", "recorded")} the changes made outside the agent as event ${outside.id} (workspace.outside); \`strata checkout ${handle}@${outside.id} --to DIR\` brings them back`,
@@ -237,6 +253,6 @@ async function rewindCommand(ctx: Context, args: Args): Promise<number | undefin
     }
     return undefined;
   } finally {
-    lease.release();
+    await lease.release();
   }
 }

@@ -49,7 +49,7 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
   if (records) {
     // The re-run's own directory, given the recorded files: nothing of the recording's is touched,
     // and an imported session needs no directory of the machine it came from.
-    workspace = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.dbPath, handleOf(store, a.session.id), name);
+    workspace = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handleOf(store, a.session.id), name);
     checkFreshDir(workspace, "--workspace", false);
     mkdirSync(workspace, { recursive: true });
   } else {

@@ -28,7 +28,8 @@ import { entryFor, type IndexEntry, racy, type StatIndex, sameStat } from "./sta
 /** Where the bytes of new content go (the blob store); absent for a comparison that stores nothing. */
 export interface BlobSink {
   has(hash: string): boolean;
-  put(bytes: Buffer, hash: string): void;
+  /** A promise when the sink wants the scan to wait (a batch being written over the network). */
+  put(bytes: Buffer, hash: string): void | Promise<void>;
 }
 
 export interface ScanInput {
@@ -116,6 +117,13 @@ export async function scan(input: ScanInput): Promise<ScanResult> {
    * Records `rel` (whose `lstat` is `first`, whose index entry is `idx`, which the tree records as
    * `before`) as the disk holds it, looking again (a bounded number of times) if it changes kind.
    */
+  // What the sink asked the scan to wait for, awaited after the visit that asked.
+  let wait: Promise<void> | undefined;
+  const settle = async (): Promise<void> => {
+    const w = wait;
+    wait = undefined;
+    if (w !== undefined) await w;
+  };
   const visit = (rel: string, first: Stats, idx: IndexEntry | undefined, before: FileEntry | undefined): void => {
     let st = first;
     for (let attempt = 0; ; attempt++) {
@@ -176,7 +184,7 @@ export async function scan(input: ScanInput): Promise<ScanResult> {
       (idx as IndexEntry).seen = scanNo;
       if (before !== undefined) present++;
       if (before !== undefined && before.hash === hash && before.mode === mode && before.size === size) return;
-      if (sink !== undefined && before?.hash !== hash && !sink.has(hash)) sink.put(bytes as Buffer, hash);
+      if (sink !== undefined && before?.hash !== hash && !sink.has(hash)) wait = sink.put(bytes as Buffer, hash) ?? wait;
       const entry: FileEntry = { path: rel, hash, mode, size };
       changes.push(before === undefined ? { type: "add", entry } : { type: "modify", before: plain(before), entry });
       return;
@@ -264,6 +272,7 @@ export async function scan(input: ScanInput): Promise<ScanResult> {
         if (before === undefined && rules.ignoredEntry(dir, rel, false)) continue;
       }
       visit(rel, st, idx, before);
+      if (wait !== undefined) await settle();
     }
   }
 
@@ -276,6 +285,7 @@ export async function scan(input: ScanInput): Promise<ScanResult> {
       else if (st !== undefined) {
         statted++;
         visit(e.path, st, index.get(e.path), e);
+        if (wait !== undefined) await settle();
       }
     }
   // (`keep` holds tracked paths only, so this counts exactly the deletes.)

@@ -61,11 +61,16 @@ class BatchedSink implements BlobSink {
     if (this.#queued.has(hash)) return true;
     return isAsyncStore(this.store) ? false : this.store.hasBlob(hash);
   }
-  put(bytes: Buffer, hash: string): void {
+  put(bytes: Buffer, hash: string): void | Promise<void> {
     this.#queued.add(hash);
     this.#pending.push(bytes);
     this.#bytes += bytes.length;
-    if (this.#bytes >= BATCH_BYTES) this.#write();
+    if (this.#bytes < BATCH_BYTES) return;
+    if (!isAsyncStore(this.store)) return this.#write();
+    // One batch in memory while another is written: the scan waits for the one before.
+    const before = this.#writing;
+    this.#write();
+    return before;
   }
   /** Writes what is pending; answers once every batch is written (throws the first failure). */
   async flush(): Promise<void> {
