@@ -7,14 +7,14 @@
  */
 import { pathProblem, workspaceFiles } from "@strata/agent";
 import { DomError, type NodeId, select, type Tree } from "@strata/dom";
-import type { Store } from "@strata/store";
+import type { AsyncStore, Store } from "@strata/store";
 import { CliError, UsageError } from "./errors.ts";
 
 export interface Condition {
   /** How the condition reads in a sentence: `call[status=failed] matches`, `SUMMARY.md exists`. */
   readonly text: string;
-  /** The element ids that make it hold at `tree`, or undefined when it does not hold. */
-  holds(tree: Tree): NodeId[] | undefined;
+  /** The element ids that make it hold at `tree`, or undefined when it does not hold (a file's bytes may be fetched). */
+  holds(tree: Tree): NodeId[] | undefined | Promise<NodeId[] | undefined>;
 }
 
 interface FileCondition {
@@ -57,18 +57,18 @@ export function selectorCondition(css: string): Condition {
 }
 
 /** A file condition: the path is in the event's workspace (and its bytes, read as UTF-8, match). */
-export function fileCondition(store: Store, spec: string): Condition {
+export function fileCondition(store: Store | AsyncStore, spec: string): Condition {
   const { path, pattern } = parseFileCondition(spec);
   const texts = new Map<string, boolean>();
   return {
     text: pattern === undefined ? `${path} exists` : `${path} matches ${pattern}`,
-    holds(tree) {
+    async holds(tree) {
       const entry = workspaceFiles(tree).get(path);
       if (entry === undefined) return undefined;
       if (pattern === undefined) return [entry.id];
       let hit = texts.get(entry.hash);
       if (hit === undefined) {
-        const bytes = store.getBlob(entry.hash);
+        const bytes = await store.getBlob(entry.hash);
         if (bytes === undefined)
           throw new CliError(
             `the database ${store.path} is damaged: it has no bytes for ${path} (blob ${entry.hash}); \`strata verify\` lists the damage`,
@@ -82,10 +82,10 @@ export function fileCondition(store: Store, spec: string): Condition {
 }
 
 /** All conditions hold: the union of the ids that make them hold, or undefined. */
-export function allHold(conditions: readonly Condition[], tree: Tree): NodeId[] | undefined {
+export async function allHold(conditions: readonly Condition[], tree: Tree): Promise<NodeId[] | undefined> {
   const ids = new Set<NodeId>();
   for (const c of conditions) {
-    const got = c.holds(tree);
+    const got = await c.holds(tree);
     if (got === undefined) return undefined;
     for (const id of got) ids.add(id);
   }

@@ -216,6 +216,12 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(json(alt)).toMatchObject({ branch: "alt", stop: "completed-by-tool" });
     expect(readFileSync(join(dir, "alt-ws", "SUMMARY.md"), "utf8")).toContain("Notes, in short");
     expect(readFileSync(join(dir, "ws", "SUMMARY.md"), "utf8")).toContain("## Open questions");
+    // CLI-21 CLI-36: bisect on PostgreSQL finds the event that wrote the alt branch's summary.
+    const found = await strata(dir, ["--db", db, "bisect", `${session}@alt`, "--until-file", "SUMMARY.md~Notes, in short", "--json"]);
+    expect(found.code, found.stderr).toBe(0);
+    const hit = json<{ event: number; label: string; files: { path: string }[] }>(found);
+    expect(hit.label).toBe("call.outcome");
+    expect(hit.files.map((f) => f.path)).toEqual(["SUMMARY.md"]);
     // CLI-32: the files at any event, checked out from PostgreSQL.
     const out = await strata(dir, ["--db", db, "checkout", `${session}@${written}`, "--to", "at-written", "--json"]);
     expect(out.code, out.stderr).toBe(0);
@@ -241,13 +247,12 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     writeFileSync(join(dir, "x.jsonl"), "");
     for (const cmd of [
       ["replay", "@last", "--verify"],
-      ["bisect", "@last", "--until", "call"],
       ["import", "--from", "pi", "x.jsonl"],
     ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`\), serves the inspector \(`serve`\) and moves them/,
+        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`\), serves the inspector \(`serve`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

@@ -1,13 +1,14 @@
 /** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24, CLI-36). */
 import { diffWorkspaces, verifyRequests } from "@strata/agent";
 import { diffTrees } from "@strata/dom";
-import { materialize, replayVerify, Session, verifyPort } from "@strata/engine";
+import { replayVerify, Session, verifyPort } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
 import { allHold, fileCondition, parseFileCondition, selectorCondition } from "../bisect-conditions.ts";
 import { branchName, type CommandImpl, flag, list, str } from "../command.ts";
 import { CliError, UsageError } from "../errors.ts";
-import { fileDiffs, fileDiffView } from "../filediff.ts";
+import { fileDiffsOn, fileDiffView } from "../filediff.ts";
+import { wholeTreeAt } from "../port.ts";
 import { diffView } from "../render.ts";
 import { checkSelector } from "../selectors.ts";
 import { oneLine } from "../terminal.ts";
@@ -132,23 +133,24 @@ export const bisect: CommandImpl = {
     checkSelector("until", str(args, "until"));
     for (const spec of list(args, "until-file")) parseFileCondition(spec);
   },
-  run(ctx, args) {
+  async run(ctx, args) {
     const css = str(args, "until");
-    const store = ctx.store({ readonly: true });
+    // SQLite read-only, or PostgreSQL: each probe's state is fetched whole there.
+    const store = await ctx.reader();
     const conditions = [
       ...(css === undefined ? [] : [selectorCondition(css)]),
       ...list(args, "until-file").map((spec) => fileCondition(store, spec)),
     ];
     const what = conditions.map((c) => c.text).join(" and ");
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const chain = store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER);
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const chain = await store.chainMeta(a.event, 0, Number.MAX_SAFE_INTEGER);
     let steps = 0;
-    const probe = (i: number): boolean => {
+    const probe = async (i: number): Promise<boolean> => {
       steps++;
       ctx.out.progress(`bisect: step ${steps}, event ${chain[i]?.id}`);
-      return allHold(conditions, materialize(store, (chain[i] as { id: EventId }).id)) !== undefined;
+      return (await allHold(conditions, await wholeTreeAt(store, (chain[i] as { id: EventId }).id))) !== undefined;
     };
-    if (!probe(chain.length - 1)) {
+    if (!(await probe(chain.length - 1))) {
       ctx.out.progressDone();
       throw new CliError(
         css !== undefined && conditions.length === 1
@@ -158,20 +160,20 @@ export const bisect: CommandImpl = {
     }
     let lo = 0;
     let hi = chain.length - 1;
-    if (probe(0)) hi = 0;
+    if (await probe(0)) hi = 0;
     else
       while (hi - lo > 1) {
         const mid = (lo + hi) >> 1;
-        if (probe(mid)) hi = mid;
+        if (await probe(mid)) hi = mid;
         else lo = mid;
       }
     ctx.out.progressDone();
     const found = chain[hi] as { id: EventId; label: string | null; ts: number };
-    const before = hi === 0 ? undefined : materialize(store, (chain[hi - 1] as { id: EventId }).id);
-    const after = materialize(store, found.id);
+    const before = hi === 0 ? undefined : await wholeTreeAt(store, (chain[hi - 1] as { id: EventId }).id);
+    const after = await wholeTreeAt(store, found.id);
     const d = before === undefined ? undefined : diffTrees(before, after);
-    const matched = allHold(conditions, after) ?? [];
-    const files = fileDiffs(store, diffWorkspaces(before, after));
+    const matched = (await allHold(conditions, after)) ?? [];
+    const files = await fileDiffsOn(store, diffWorkspaces(before, after));
     if (ctx.out.json)
       return void ctx.out.data({
         session: a.session.id,
