@@ -29,6 +29,7 @@ import type { Context } from "./context.ts";
 import { checkDemoWorkspace, DEMO_SPEC, demoWorkspace, freshDemoWorkspace } from "./demo.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { modelSpecCode } from "./model-spec.ts";
+import { type AnySession, settled } from "./port.ts";
 import { handleOf } from "./sessions.ts";
 import { defaultBranchDir, dirState, lineDir } from "./workspace.ts";
 
@@ -123,9 +124,6 @@ function inside(workspace: string, abs: string): string | undefined {
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? undefined : real;
 }
 
-/** A session on either port: `run` and `resume` drive sessions in SQLite and in PostgreSQL (decision 0038). */
-type AnySession = Session<Port>;
-
 /** What the inputs are chosen from beyond the tree: read from the store once, on either port. */
 interface Recorded {
   readonly session: AnySession;
@@ -150,17 +148,6 @@ async function recordedOf(session: AnySession): Promise<Recorded> {
     return bytes.toString("utf8");
   };
   return { session, inputs, importedFrom, copy };
-}
-
-/** `read(tree)` once what it reads is fetched (over the asynchronous port a tree loads on demand). */
-async function settled<T>(read: () => T): Promise<T> {
-  for (;;)
-    try {
-      return read();
-    } catch (e) {
-      if (!(e instanceof NotLoaded)) throw e;
-      await drive(e.load());
-    }
 }
 
 /**

@@ -8,9 +8,6 @@
  * so a session started on one machine is resumed on another once its driver is gone.
  */
 
-/** A session on either port. */
-type AnySession = Session<Port>;
-
 import { isAbsolute, relative } from "node:path";
 import {
   ATTR,
@@ -34,6 +31,7 @@ import { DEMO_TASK } from "../demo.ts";
 import { CliError, EXIT, UsageError } from "../errors.ts";
 import { acquireLease, type Lease } from "../lease.ts";
 import type { Out } from "../output.ts";
+import type { AnySession } from "../port.ts";
 import { reporter } from "../reporter.ts";
 import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
 import { handleOf } from "../sessions.ts";
