@@ -222,6 +222,13 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     const hit = json<{ event: number; label: string; files: { path: string }[] }>(found);
     expect(hit.label).toBe("call.outcome");
     expect(hit.files.map((f) => f.path)).toEqual(["SUMMARY.md"]);
+    // CLI-22: the replay proof on PostgreSQL — from genesis, every snapshot and the reopened head, every request re-rendered.
+    const proof = await strata(dir, ["--db", db, "replay", `${session}@alt`, "--verify", "--json"]);
+    expect(proof.code, proof.stdout + proof.stderr).toBe(0);
+    const p = json<{ ok: boolean; eventCount: number; requests: { ok: boolean; turnCount: number; verifiedCount: number } }>(proof);
+    expect(p.ok).toBe(true);
+    expect(p.requests.turnCount).toBeGreaterThan(0);
+    expect(p.requests.verifiedCount).toBe(p.requests.turnCount);
     // CLI-32: the files at any event, checked out from PostgreSQL.
     const out = await strata(dir, ["--db", db, "checkout", `${session}@${written}`, "--to", "at-written", "--json"]);
     expect(out.code, out.stderr).toBe(0);
@@ -246,13 +253,13 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
     for (const cmd of [
-      ["replay", "@last", "--verify"],
+      ["replay", "@last", "--rerun"],
       ["import", "--from", "pi", "x.jsonl"],
     ]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`\), serves the inspector \(`serve`\) and moves them/,
+        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\), serves the inspector \(`serve`\) and moves them/,
       );
     }
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);

@@ -4,15 +4,16 @@
  * (requests.ts). A mismatch names the turn's event and the part that differs, with a diff: the
  * system text, the tool set and the settings are stored as blobs, so their diff is exact; for the
  * messages the record keeps hashes, so the diff names the first message that differs, where it
- * comes from, and shows it as it renders now.
+ * comes from, and shows it as it renders now. Over the asynchronous port the turns are collected
+ * during the fold and checked after it, the blobs they read fetched in one call per 500.
  */
 import { createHash } from "node:crypto";
 import type { NodeId, Tree } from "@strata/dom";
-import { bodyOf, EngineError, materializeVersion, metaOf, type Session } from "@strata/engine";
-import type { EventId, EventMeta, Store } from "@strata/store";
+import { type Answer, bodyOf, EngineError, materializeVersion, metaOf, type Port, type Session } from "@strata/engine";
+import { type AsyncStore, type EventId, type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { readInputs } from "./inputs.ts";
 import type { ModelRequest } from "./model.ts";
-import { blobReader, contribute, ProjectionMemo, projectRequest } from "./prompt.ts";
+import { type BlobText, blobReader, contribute, inputBlobs, ProjectionMemo, projectRequest } from "./prompt.ts";
 import { canonicalJson, type RequestDigest, RequestDigester, type RequestRecord, readRecord } from "./requests.ts";
 import { lineDiff } from "./textdiff.ts";
 import { ATTR, LABEL, META, ROLE, TAG } from "./vocabulary.ts";
@@ -73,7 +74,12 @@ export interface VerifyRequestsOptions {
  * a memo, so the cost is the log plus what each request adds. Reports, never throws for a
  * mismatch; throws `EngineError` for a branch that does not exist or a log that does not replay.
  */
-export function verifyRequests(session: Session, options: VerifyRequestsOptions = {}): RequestsReport {
+export function verifyRequests<P extends Port>(session: Session<P>, options: VerifyRequestsOptions = {}): Answer<P, RequestsReport> {
+  if (isAsyncStore(session.store)) return verifyRequestsAsync(session as Session<AsyncStore>, options) as Answer<P, RequestsReport>;
+  return verifyRequestsSync(session as Session<Store>, options) as Answer<P, RequestsReport>;
+}
+
+function verifyRequestsSync(session: Session, options: VerifyRequestsOptions): RequestsReport {
   const store = session.store;
   const branch = options.branch ?? session.branch;
   const b = store.branch(session.id, branch);
@@ -99,7 +105,7 @@ export function verifyRequests(session: Session, options: VerifyRequestsOptions 
         const record = turn === undefined ? undefined : readRecord(tree, turn);
         if (turn === undefined || record === undefined) unrecorded++;
         else {
-          const found = check(store, memo, digester, before.tree, tree, record);
+          const found = check(store, blobReader(store), memo, digester, before.tree, tree, record);
           if (found === undefined) verified++;
           else {
             mismatched++;
@@ -110,6 +116,66 @@ export function verifyRequests(session: Session, options: VerifyRequestsOptions 
       before = { tree, event };
     },
   });
+  options.progress?.(metas.length, metas.length);
+  return { ok: mismatched === 0, branch, head: b.head, turns, verified, unrecorded, mismatched, mismatches };
+}
+
+/** {@link verifyRequests} over the asynchronous port: the turns gathered in the fold, checked after it. */
+async function verifyRequestsAsync(session: Session<AsyncStore>, options: VerifyRequestsOptions): Promise<RequestsReport> {
+  const store = session.store;
+  const branch = options.branch ?? session.branch;
+  const b = await store.branch(session.id, branch);
+  if (b === undefined) throw new EngineError("not-found", `session ${session.id} has no branch "${branch}"`);
+  const limit = options.limit ?? 20;
+  const metas = await store.chainMeta(b.head);
+  const found: { event: EventId; at: EventId; turn: number; before: Tree; after: Tree; record: RequestRecord }[] = [];
+  let turns = 0;
+  let unrecorded = 0;
+  let before: { tree: Tree; event: EventId } | undefined;
+  await materializeVersion(store, b.head, {
+    fromGenesis: true,
+    onEvent: (tree, event, done) => {
+      if (done % 5000 === 0) options.progress?.(done, metas.length);
+      const meta = metas[done - 1] as EventMeta | undefined;
+      if (meta?.label === LABEL.turnStart && before !== undefined) {
+        turns++;
+        const turn = newAssistantTurn(before.tree, tree);
+        const record = turn === undefined ? undefined : readRecord(tree, turn);
+        if (turn === undefined || record === undefined) unrecorded++;
+        else found.push({ event, at: before.event, turn, before: before.tree, after: tree, record });
+      }
+      before = { tree, event };
+    },
+  });
+  // The blobs the checks read: each turn's inputs and its record's parts.
+  const wanted = new Set<string>();
+  for (const f of found) {
+    for (const h of inputBlobs(readInputs(f.before))) if (h !== "") wanted.add(h);
+    for (const h of [f.record.system, f.record.tools, f.record.settings]) wanted.add(h);
+  }
+  const bytes = new Map<string, Buffer>();
+  const all = [...wanted];
+  for (let i = 0; i < all.length; i += 500) for (const [h, v] of await store.getBlobs(all.slice(i, i + 500))) bytes.set(h, v);
+  const blobs = { path: store.path, getBlob: (h: string) => bytes.get(h) };
+  const read: BlobText = (h) => {
+    const v = bytes.get(h);
+    if (v === undefined)
+      throw new EngineError("corrupt", `blob ${h} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
+    return v.toString("utf8");
+  };
+  const memo = new ProjectionMemo();
+  const digester = new RequestDigester();
+  const mismatches: RequestMismatch[] = [];
+  let verified = 0;
+  let mismatched = 0;
+  for (const f of found) {
+    const problem = check(blobs, read, memo, digester, f.before, f.after, f.record);
+    if (problem === undefined) verified++;
+    else {
+      mismatched++;
+      if (mismatches.length < limit) mismatches.push({ event: f.event, at: f.at, turn: f.turn as NodeId, ...problem });
+    }
+  }
   options.progress?.(metas.length, metas.length);
   return { ok: mismatched === 0, branch, head: b.head, turns, verified, unrecorded, mismatched, mismatches };
 }
@@ -128,7 +194,8 @@ type PartFinding = Omit<Found, "part" | "parts">;
 
 /** Why the request rendered at `before` differs from `record` (in `after`), or undefined. */
 function check(
-  store: Store,
+  store: Pick<Store, "getBlob" | "path">,
+  read: BlobText,
   memo: ProjectionMemo,
   digester: RequestDigester,
   before: Tree,
@@ -137,7 +204,7 @@ function check(
 ): Found | undefined {
   let request: ModelRequest;
   try {
-    request = projectRequest(before, blobReader(store), readInputs(before), memo);
+    request = projectRequest(before, read, readInputs(before), memo);
   } catch (e) {
     const message = (e as Error)?.message ?? String(e);
     return {

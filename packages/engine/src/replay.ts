@@ -3,12 +3,15 @@
  * canonical records with every snapshot on the chain and with the head as `Session.open` builds it
  * (snapshot + tail). Reports the first event where they differ. Pages are compared only where the
  * replay or the stored snapshot changed since the previous comparison, so the cost follows the log.
+ * Over the asynchronous port (PostgreSQL) the replay keeps its state at each snapshot on the chain
+ * and compares them after the fold, each stored snapshot fetched whole (decision 0038).
  */
 import { encodePage, LazyPage, type Page, type Tree } from "@strata/dom";
-import type { EventId, SessionId, SnapshotRecord, Store } from "@strata/store";
+import { type AsyncStore, drive, type EventId, isAsyncStore, type SessionId, type SnapshotRecord, type Store } from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { materializeVersion } from "./materialize.ts";
-import { loadSnapshotVersion } from "./snapshots.ts";
+import type { Answer, Port } from "./port.ts";
+import { loadSnapshotSteps, loadSnapshotVersion, loadTree } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
 import { compareLive } from "./verify.ts";
 
@@ -24,11 +27,18 @@ export interface ReplayReport {
   readonly mismatch?: { readonly event: EventId; readonly reason: string };
 }
 
-export function replayVerify(
-  store: Store,
-  session: SessionId,
-  options: { branch?: string; progress?: (done: number, total: number) => void } = {},
-): ReplayReport {
+export interface ReplayOptions {
+  readonly branch?: string;
+  readonly progress?: (done: number, total: number) => void;
+}
+
+/** The replay proof of `session`'s branch (see the module's comment); a promise of it over the asynchronous port. */
+export function replayVerify<P extends Port>(store: P, session: SessionId, options: ReplayOptions = {}): Answer<P, ReplayReport> {
+  if (isAsyncStore(store)) return replayVerifyAsync(store, session, options) as Answer<P, ReplayReport>;
+  return replayVerifySync(store as Store, session, options) as Answer<P, ReplayReport>;
+}
+
+function replayVerifySync(store: Store, session: SessionId, options: ReplayOptions): ReplayReport {
   const branch = options.branch ?? "main";
   const b = store.branch(session, branch);
   if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
@@ -93,6 +103,86 @@ export function replayVerify(
   }
   options.progress?.(total, total);
   return { ok: mismatch === undefined, branch, head: b.head, events: total, snapshots: compared, mismatch };
+}
+
+async function replayVerifyAsync(store: AsyncStore, session: SessionId, options: ReplayOptions): Promise<ReplayReport> {
+  const branch = options.branch ?? "main";
+  const b = await store.branch(session, branch);
+  if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
+  const snapshotsOnChain = new Map<number, SnapshotRecord>();
+  for (let e: EventId | null = b.head; e !== null; ) {
+    const s = await store.nearestSnapshot(e);
+    if (s === undefined) break;
+    snapshotsOnChain.set(s.event, s);
+    e = (await store.eventMeta(s.event))?.prior ?? null;
+  }
+  const total = b.headDepth;
+  let depth = 0;
+  let mismatch: { event: EventId; reason: string } | undefined;
+  // The replay's state at each snapshot on the chain (persistent trees: they share what did not change).
+  const at: { snap: SnapshotRecord; tree: Tree; live: ReadonlySet<number> }[] = [];
+  let replayed: { tree: Tree; live: ReadonlySet<number> } | undefined;
+  try {
+    const v = await materializeVersion(store, b.head, {
+      fromGenesis: true,
+      onEvent: (tree, event, done, live) => {
+        depth = done;
+        if (done % 5000 === 0) options.progress?.(done, total);
+        const snap = snapshotsOnChain.get(event);
+        if (snap !== undefined) at.push({ snap, tree, live: new Set(live) });
+      },
+    });
+    replayed = { tree: v.tree, live: v.live };
+  } catch (e) {
+    const event = (await firstUnreadableAsync(store, b.head, depth)) ?? (await store.atDepth(b.head, depth + 1))?.id ?? b.head;
+    mismatch = { event, reason: `replay from genesis fails here: ${(e as Error)?.message ?? String(e)}` };
+  }
+  for (const { snap, tree, live } of at) {
+    if (mismatch !== undefined && mismatch.event <= snap.event) break;
+    try {
+      const stored = await drive(loadSnapshotSteps(store, snap, new TextIndex(), new TextResolver(store)));
+      await loadTree(stored.tree);
+      let reason = compareTrees(tree, stored.tree, undefined);
+      if (reason === undefined && stored.live !== undefined) {
+        const l = compareLive(stored.live, live);
+        if (l !== undefined) reason = `its lifecycle set (header "live") differs: ${l}`;
+      }
+      if (reason !== undefined) mismatch = { event: snap.event, reason };
+    } catch (e) {
+      mismatch = { event: snap.event, reason: `the stored snapshot cannot be read: ${(e as Error)?.message ?? String(e)}` };
+    }
+    if (mismatch !== undefined) break;
+  }
+  if (mismatch === undefined && replayed !== undefined) {
+    try {
+      const opened = await materializeVersion(store, b.head);
+      await loadTree(opened.tree);
+      let reason = compareTrees(replayed.tree, opened.tree, undefined);
+      if (reason === undefined) {
+        const l = compareLive(opened.live, replayed.live);
+        if (l !== undefined) reason = `its lifecycle set differs: ${l}`;
+      }
+      if (reason !== undefined) mismatch = { event: b.head, reason: `the head built from snapshot + tail differs: ${reason}` };
+    } catch (e) {
+      mismatch = { event: b.head, reason: `the head cannot be built from snapshot + tail: ${(e as Error)?.message ?? String(e)}` };
+    }
+  }
+  options.progress?.(total, total);
+  return { ok: mismatch === undefined, branch, head: b.head, events: total, snapshots: at.length, mismatch };
+}
+
+async function firstUnreadableAsync(store: AsyncStore, head: EventId, depth: number): Promise<EventId | undefined> {
+  try {
+    for (const m of await store.chainMeta(head, depth, 2000))
+      try {
+        await store.event(m.id);
+      } catch {
+        return m.id;
+      }
+  } catch {
+    // the index itself cannot be read: report where replay stopped
+  }
+  return undefined;
 }
 
 /** The first event after `depth` on `head`'s chain whose payload cannot be read (replay reads them in batches). */

@@ -7,7 +7,7 @@
 import { type NodeId, nodeId, toSnapshot, toXml } from "@strata/dom";
 import { type EventId, isAsyncStore, LeaseLost, type Store } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadTree, materialize, Session, verifyPort, verifyStore } from "../src/index.ts";
+import { loadTree, materialize, replayVerify, Session, verifyPort, verifyStore } from "../src/index.ts";
 import { type AnyPort, PORTS, type PortPlace } from "./ports.ts";
 
 const n = nodeId;
@@ -401,6 +401,18 @@ describe.each(PORTS.filter((p) => p.async))("what the asynchronous port adds, on
     // The session goes on.
     await turn(s, "after");
     expect((await s.log()).map((e) => e.label).filter((l) => l === "reply")).toEqual([]);
+  });
+
+  it("EN-31: the replay proof over this port — from genesis, every snapshot on the chain and the reopened head (decision 0038)", async () => {
+    const p = place();
+    const s = await Session.create(await p.open(), { snapshotEvery: 64 });
+    for (let i = 0; i < 200; i++) await turn(s, i % 7 === 0 ? long("replayed", i) : `turn ${i}`);
+    await s.close();
+    const store = await p.open();
+    const r = await replayVerify(store, s.id);
+    expect(r).toMatchObject({ ok: true, branch: "main", events: 201 });
+    expect(r.snapshots).toBeGreaterThanOrEqual(3);
+    expect(r.mismatch).toBeUndefined();
   });
 
   it("says what it does not offer yet: subscriptions from before the head", async () => {

@@ -1,7 +1,7 @@
 /** Commands that prove and search: verify, replay (--verify, --rerun, --override), bisect (CLI-21, CLI-22, CLI-24, CLI-36). */
 import { diffWorkspaces, verifyRequests } from "@strata/agent";
 import { diffTrees } from "@strata/dom";
-import { replayVerify, Session, verifyPort } from "@strata/engine";
+import { type Port, replayVerify, Session, verifyPort } from "@strata/engine";
 import type { EventId } from "@strata/store";
 import { findSession, parseAddress, resolveAddress } from "../address.ts";
 import { allHold, fileCondition, parseFileCondition, selectorCondition } from "../bisect-conditions.ts";
@@ -59,15 +59,16 @@ export const replay: CommandImpl = {
   async run(ctx, args) {
     const overrides = list(args, "override");
     if (flag(args, "rerun") || overrides.length > 0) return rerunCommand(ctx, args, overrides);
-    const store = ctx.store({ readonly: true });
-    const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
-    const r = replayVerify(store, a.session.id, {
+    // SQLite read-only, or PostgreSQL (decision 0038): the same proof on either port.
+    const store = await ctx.reader();
+    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const r = await replayVerify(store, a.session.id, {
       branch: a.branch.name,
       progress: (d, t) => ctx.out.progress(`replaying: ${d}/${t} events`),
     });
     ctx.out.progressDone();
-    const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
-    const q = verifyRequests(session, { progress: (d, t) => ctx.out.progress(`re-rendering requests: ${d}/${t} events`) });
+    const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name });
+    const q = await verifyRequests(session, { progress: (d, t) => ctx.out.progress(`re-rendering requests: ${d}/${t} events`) });
     ctx.out.progressDone();
     const ok = r.ok && q.ok;
     if (ctx.out.json) {
