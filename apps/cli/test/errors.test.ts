@@ -54,7 +54,7 @@ describe("CLI-5 bad references and files exit 1 and change nothing", () => {
       const r = await strata(dir, args, args[0] !== "--db" ? { env: { STRATA_DB: "postgresql://me:secret@db/x" } } : {});
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(
-        /is a PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\).*it does not re-run sessions \(`replay --rerun`, `--override`\) or import other tools' sessions there yet — point --db/,
+        /is a PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\).*it does not re-run sessions \(`replay --rerun`, `--override`\) there yet — point --db/,
       );
       expect(r.stderr).not.toContain("secret");
       expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -252,16 +252,27 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
     writeFileSync(join(dir, "x.jsonl"), "");
-    for (const cmd of [
-      ["replay", "@last", "--rerun"],
-      ["import", "--from", "pi", "x.jsonl"],
-    ]) {
+    for (const cmd of [["replay", "@last", "--rerun"]]) {
       const r = await strata(dir, ["--db", remote, ...cmd]);
       expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\), serves the inspector \(`serve`\) and moves them/,
+        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\), serves the inspector \(`serve`\), moves them between backends \(`export`, `import FILE`\) and imports other tools. sessions \(`import --from`\)/,
       );
     }
+    // IM-9 IM-13: other tools' sessions import into PostgreSQL too (written as on SQLite, moved as a bundle); a second import skips.
+    const pi = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "pi", "session.jsonl");
+    const imported = await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "import", "--from", "pi", pi, "--json"]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const doc = json<{ sessionCount: number; sessions: { session: string; handle: string; branchCount: number }[] }>(imported);
+    expect(doc).toMatchObject({ sessionCount: 1, sessions: [{ branchCount: 2 }] });
+    const again = json<{ sessionCount: number; skipped: { session: string }[] }>(
+      await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "import", "--from", "pi", pi, "--json"]),
+    );
+    expect(again).toMatchObject({ sessionCount: 0, skipped: [{ session: doc.sessions[0]?.session }] });
+    const piBranches = await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "branches", doc.sessions[0]?.handle as string, "-q"]);
+    expect(piBranches.stdout.split("\n").filter(Boolean).sort()).toEqual(["fork-1", "main"]);
+    const piPrompt = await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "prompt", doc.sessions[0]?.handle as string]);
+    expect(piPrompt.stdout).toContain("Summary of the conversation so far");
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no session of .* has an id starting with "ZZZZZZZZ"/);

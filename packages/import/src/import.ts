@@ -6,7 +6,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { SessionId, Store } from "@strata/store";
+import { exportBundle, importBundleInto } from "@strata/engine";
+import { type AsyncStore, openStore, type SessionId, type SessionInfo, type Store } from "@strata/store";
 import { parseClaudeCode } from "./claude-code.ts";
 import { parseCodex } from "./codex.ts";
 import { FORMATS, type ForeignSession, type Format, ImportError, type ImportErrorCode, type ImportProblem } from "./foreign.ts";
@@ -71,10 +72,35 @@ export function sha256(data: string | Uint8Array): string {
  * cannot be read (`unreadable`) or names no session; each source's own failure is in `failed`.
  */
 export function importForeign(store: Store, options: ImportForeignOptions): ImportForeignReport {
+  return importWith(store, options, importedHashes(store.listSessions()));
+}
+
+/**
+ * {@link importForeign} into a store behind the asynchronous port (PostgreSQL, decision 0038): each
+ * source is written into a scratch in-memory store exactly as into SQLite, then moved as a bundle
+ * (`importBundleInto`: one transaction per session, the same events and digests). What the target
+ * imported before (by the source's sha256) is skipped, as on SQLite.
+ */
+export async function importForeignInto(port: AsyncStore, options: ImportForeignOptions): Promise<ImportForeignReport> {
+  const known = importedHashes(await port.listSessions());
+  const scratch = openStore(":memory:");
+  try {
+    const report = importWith(scratch, options, known);
+    const sessions: ImportedSession[] = [];
+    for (const s of report.sessions) {
+      const moved = await importBundleInto(port, exportBundle(scratch, s.session));
+      sessions.push({ ...s, session: moved.session });
+    }
+    return { ...report, sessions };
+  } finally {
+    scratch.close();
+  }
+}
+
+function importWith(store: Store, options: ImportForeignOptions, known: Map<string, SessionId>): ImportForeignReport {
   if (!(FORMATS as readonly string[]).includes(options.from))
     throw new ImportError("bad-input", `unknown format ${JSON.stringify(options.from)}; strata imports ${FORMATS.join(", ")}`);
   const { sources, problems } = findAll(options.from, options.path);
-  const known = importedHashes(store);
   const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], failed: [], problems: [...problems] };
   sources.forEach((src, i) => {
     try {
@@ -124,9 +150,9 @@ function importOne(
 }
 
 /** sha256 → session, of every session an earlier import created (IM-9). */
-function importedHashes(store: Store): Map<string, SessionId> {
+function importedHashes(sessions: readonly SessionInfo[]): Map<string, SessionId> {
   const out = new Map<string, SessionId>();
-  for (const s of store.listSessions()) {
+  for (const s of sessions) {
     const imp = (s.metadata as Record<string, unknown> | undefined)?.import;
     const h = typeof imp === "object" && imp !== null ? (imp as Record<string, unknown>).sha256 : undefined;
     if (typeof h === "string" && !out.has(h)) out.set(h, s.id);

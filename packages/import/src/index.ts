@@ -25,6 +25,7 @@ export {
   type ImportForeignOptions,
   type ImportForeignReport,
   importForeign,
+  importForeignInto,
   type Source,
 } from "./import.ts";
 export { type OpenCodeRecord, type OpenCodeRecords, openCodeSession, REVERTED_BRANCH } from "./opencode.ts";

@@ -14,7 +14,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Bundle, BundleError, exportBundle, exportBundleFrom, importBundle, importBundleInto, parseBundle } from "@strata/engine";
-import type { AsyncStore, SessionInfo } from "@strata/store";
+import { type AsyncStore, isAsyncStore, type SessionInfo } from "@strata/store";
 import { findSession } from "../address.ts";
 import { type Args, type CommandImpl, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -160,7 +160,7 @@ function readBundleFile(path: string): string {
 /** `import --from`: each PATH's sessions, one transaction each; a report of what was created, skipped and refused. */
 async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
   const from = str(args, "from") as (typeof FOREIGN_FORMATS)[number];
-  const { ImportError, importForeign } = await import("@strata/import");
+  const { ImportError, importForeign, importForeignInto } = await import("@strata/import");
   const paths = args.positionals.map((p) => resolve(ctx.cwd, p));
   // Every PATH is read before the database is opened: one that cannot be read is a usage error (exit 2).
   for (const path of paths)
@@ -169,20 +169,22 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
     } catch (e) {
       throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-  const store = ctx.store({ create: true });
+  // SQLite (created if need be), or PostgreSQL: there each session is written as on SQLite, then moved as a bundle.
+  const store = await ctx.writer({ create: true });
   const sessions: { session: string; file: string; sourceId: string; version: string; branchCount: number; eventCount: number }[] = [];
   const skipped: { file: string; session: string }[] = [];
   const failed: { file: string; message: string }[] = [];
   const problems: { file: string; line: number; message: string }[] = [];
   for (const path of paths) {
     try {
-      const r = importForeign(store, {
+      const options = {
         from,
         path,
-        progress: (done, total, file) => {
+        progress: (done: number, total: number, file: string) => {
           if (total > 1 && file !== "") ctx.out.progress(`importing ${done + 1}/${total} ${file}`);
         },
-      });
+      };
+      const r = isAsyncStore(store) ? await importForeignInto(store, options) : importForeign(store, options);
       sessions.push(...r.sessions);
       skipped.push(...r.skipped);
       failed.push(...r.failed.map((f) => ({ file: f.file, message: f.message })));
@@ -194,7 +196,7 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
       ctx.out.progressDone();
     }
   }
-  const handles = handlesOf(store.listSessions().map((s) => s.id));
+  const handles = handlesOf((await store.listSessions()).map((s) => s.id));
   const handle = (id: string): string => handles.get(id) ?? id;
   if (ctx.out.json)
     ctx.out.data({
