@@ -27,8 +27,3 @@ export async function wholeTreeAt(store: Port, event: EventId): Promise<Tree> {
   if (!isAsyncStore(store)) return materialize(store, event);
   return loadTree(await materialize(store, event));
 }
-
-/** The tree at `event`, read on demand (over the asynchronous port: read it through {@link settled}). */
-export async function treeAt(store: Port, event: EventId): Promise<Tree> {
-  return await materialize(store, event);
-}

@@ -12,6 +12,7 @@ import {
   checkoutWorkspace,
   checkTemplate,
   DEFAULT_SYSTEM_TEMPLATE,
+  fetchBlobs,
   type Model,
   type RecordedInputs,
   readInputs,
@@ -139,15 +140,8 @@ async function recordedOf(session: AnySession): Promise<Recorded> {
   const store = session.store;
   const importedFrom = (await store.getSession(session.id))?.metadata.importedFrom;
   if (!isAsyncStore(store)) return { session, inputs, importedFrom, copy: (hash) => blobText(store, hash) };
-  const hashes = [...inputs.context.values()];
-  const got = hashes.length === 0 ? new Map<string, Buffer>() : await store.getBlobs(hashes);
-  const copy = (hash: string): string => {
-    const bytes = got.get(hash);
-    if (bytes === undefined)
-      throw new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
-    return bytes.toString("utf8");
-  };
-  return { session, inputs, importedFrom, copy };
+  const blobs = await fetchBlobs(store, inputs.context.values());
+  return { session, inputs, importedFrom, copy: (hash) => blobs.text(hash) };
 }
 
 /**

@@ -10,7 +10,7 @@
  * PostgreSQL behind the asynchronous port): each awaits what it reads.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type BlobText, blobReader, projectRequest } from "@strata/agent";
+import { type BlobText, blobReader, fetchBlobs, projectRequest } from "@strata/agent";
 import { diffTrees, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, EngineError, treeBlobRefs } from "@strata/engine";
 import { type AsyncStore, type EventMeta, isAsyncStore, type Store } from "@strata/store";
@@ -298,13 +298,6 @@ async function treeOf(
  */
 async function readerFor(store: Store | AsyncStore, tree: Tree): Promise<BlobText> {
   if (!isAsyncStore(store)) return blobReader(store);
-  const texts = new Map<string, string>();
-  const wanted = [...treeBlobRefs(tree)];
-  if (wanted.length > 0) for (const [hash, bytes] of await store.getBlobs(wanted)) texts.set(hash, bytes.toString("utf8"));
-  return (hash) => {
-    const text = texts.get(hash);
-    if (text === undefined)
-      throw new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
-    return text;
-  };
+  const blobs = await fetchBlobs(store, treeBlobRefs(tree));
+  return (hash) => blobs.text(hash);
 }

@@ -13,6 +13,7 @@ import { type Answer, bodyOf, EngineError, materializeVersion, metaOf, type Port
 import { type AsyncStore, type EventId, type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { readInputs } from "./inputs.ts";
 import type { ModelRequest } from "./model.ts";
+import { fetchBlobs } from "./port.ts";
 import { type BlobText, blobReader, contribute, inputBlobs, ProjectionMemo, projectRequest } from "./prompt.ts";
 import { canonicalJson, type RequestDigest, RequestDigester, type RequestRecord, readRecord } from "./requests.ts";
 import { lineDiff } from "./textdiff.ts";
@@ -84,40 +85,13 @@ function verifyRequestsSync(session: Session, options: VerifyRequestsOptions): R
   const branch = options.branch ?? session.branch;
   const b = store.branch(session.id, branch);
   if (b === undefined) throw new EngineError("not-found", `session ${session.id} has no branch "${branch}"`);
-  const limit = options.limit ?? 20;
   const metas = store.chainMeta(b.head);
-  const memo = new ProjectionMemo();
-  const digester = new RequestDigester();
-  const mismatches: RequestMismatch[] = [];
-  let turns = 0;
-  let verified = 0;
-  let unrecorded = 0;
-  let mismatched = 0;
-  let before: { tree: Tree; event: EventId } | undefined;
-  materializeVersion(store, b.head, {
-    fromGenesis: true,
-    onEvent: (tree, event, done) => {
-      if (done % 5000 === 0) options.progress?.(done, metas.length);
-      const meta = metas[done - 1] as EventMeta | undefined;
-      if (meta?.label === LABEL.turnStart && before !== undefined) {
-        turns++;
-        const turn = newAssistantTurn(before.tree, tree);
-        const record = turn === undefined ? undefined : readRecord(tree, turn);
-        if (turn === undefined || record === undefined) unrecorded++;
-        else {
-          const found = check(store, blobReader(store), memo, digester, before.tree, tree, record);
-          if (found === undefined) verified++;
-          else {
-            mismatched++;
-            if (mismatches.length < limit) mismatches.push({ event, at: before.event, turn: turn as NodeId, ...found });
-          }
-        }
-      }
-      before = { tree, event };
-    },
-  });
+  // Each turn checked as the fold reaches it: nothing but the fold's own state is kept.
+  const checks = new Checks(store, blobReader(store), options.limit ?? 20);
+  const fold = turnsOf(metas, options.progress, (t) => checks.take(t));
+  materializeVersion(store, b.head, { fromGenesis: true, onEvent: fold.onEvent });
   options.progress?.(metas.length, metas.length);
-  return { ok: mismatched === 0, branch, head: b.head, turns, verified, unrecorded, mismatched, mismatches };
+  return checks.report(branch, b.head, fold.counts);
 }
 
 /** {@link verifyRequests} over the asynchronous port: the turns gathered in the fold, checked after it. */
@@ -126,58 +100,81 @@ async function verifyRequestsAsync(session: Session<AsyncStore>, options: Verify
   const branch = options.branch ?? session.branch;
   const b = await store.branch(session.id, branch);
   if (b === undefined) throw new EngineError("not-found", `session ${session.id} has no branch "${branch}"`);
-  const limit = options.limit ?? 20;
   const metas = await store.chainMeta(b.head);
-  const found: { event: EventId; at: EventId; turn: number; before: Tree; after: Tree; record: RequestRecord }[] = [];
-  let turns = 0;
-  let unrecorded = 0;
+  const found: RecordedTurn[] = [];
+  const fold = turnsOf(metas, options.progress, (t) => void found.push(t));
+  await materializeVersion(store, b.head, { fromGenesis: true, onEvent: fold.onEvent });
+  // The blobs the checks read (each turn's inputs and its record's parts), fetched before them.
+  const fetched = await fetchBlobs(
+    store,
+    found.flatMap((t) => [...inputBlobs(readInputs(t.before)), t.record.system, t.record.tools, t.record.settings]),
+  );
+  const checks = new Checks({ path: store.path, getBlob: (h) => fetched.bytes.get(h) }, (h) => fetched.text(h), options.limit ?? 20);
+  for (const t of found) checks.take(t);
+  options.progress?.(metas.length, metas.length);
+  return checks.report(branch, b.head, fold.counts);
+}
+
+/** A recorded request found in the fold: the tree it was rendered at, and the tree holding its record. */
+interface RecordedTurn {
+  readonly event: EventId;
+  readonly at: EventId;
+  readonly turn: NodeId;
+  readonly before: Tree;
+  readonly after: Tree;
+  readonly record: RequestRecord;
+}
+
+/** The fold's `onEvent`: counts the model turns (and those without a record), and hands each recorded one to `take`. */
+function turnsOf(
+  metas: readonly EventMeta[],
+  progress: VerifyRequestsOptions["progress"],
+  take: (t: RecordedTurn) => void,
+): { onEvent: (tree: Tree, event: EventId, done: number) => void; counts: { turns: number; unrecorded: number } } {
+  const counts = { turns: 0, unrecorded: 0 };
   let before: { tree: Tree; event: EventId } | undefined;
-  await materializeVersion(store, b.head, {
-    fromGenesis: true,
-    onEvent: (tree, event, done) => {
-      if (done % 5000 === 0) options.progress?.(done, metas.length);
-      const meta = metas[done - 1] as EventMeta | undefined;
-      if (meta?.label === LABEL.turnStart && before !== undefined) {
-        turns++;
-        const turn = newAssistantTurn(before.tree, tree);
-        const record = turn === undefined ? undefined : readRecord(tree, turn);
-        if (turn === undefined || record === undefined) unrecorded++;
-        else found.push({ event, at: before.event, turn, before: before.tree, after: tree, record });
-      }
-      before = { tree, event };
-    },
-  });
-  // The blobs the checks read: each turn's inputs and its record's parts.
-  const wanted = new Set<string>();
-  for (const f of found) {
-    for (const h of inputBlobs(readInputs(f.before))) if (h !== "") wanted.add(h);
-    for (const h of [f.record.system, f.record.tools, f.record.settings]) wanted.add(h);
-  }
-  const bytes = new Map<string, Buffer>();
-  const all = [...wanted];
-  for (let i = 0; i < all.length; i += 500) for (const [h, v] of await store.getBlobs(all.slice(i, i + 500))) bytes.set(h, v);
-  const blobs = { path: store.path, getBlob: (h: string) => bytes.get(h) };
-  const read: BlobText = (h) => {
-    const v = bytes.get(h);
-    if (v === undefined)
-      throw new EngineError("corrupt", `blob ${h} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
-    return v.toString("utf8");
+  const onEvent = (tree: Tree, event: EventId, done: number): void => {
+    if (done % 5000 === 0) progress?.(done, metas.length);
+    const meta = metas[done - 1] as EventMeta | undefined;
+    if (meta?.label === LABEL.turnStart && before !== undefined) {
+      counts.turns++;
+      const turn = newAssistantTurn(before.tree, tree);
+      const record = turn === undefined ? undefined : readRecord(tree, turn);
+      if (turn === undefined || record === undefined) counts.unrecorded++;
+      else take({ event, at: before.event, turn: turn as NodeId, before: before.tree, after: tree, record });
+    }
+    before = { tree, event };
   };
-  const memo = new ProjectionMemo();
-  const digester = new RequestDigester();
-  const mismatches: RequestMismatch[] = [];
-  let verified = 0;
-  let mismatched = 0;
-  for (const f of found) {
-    const problem = check(blobs, read, memo, digester, f.before, f.after, f.record);
-    if (problem === undefined) verified++;
+  return { onEvent, counts };
+}
+
+/** The checks of recorded turns, in the order taken, and what they found. */
+class Checks {
+  readonly #memo = new ProjectionMemo();
+  readonly #digester = new RequestDigester();
+  readonly #mismatches: RequestMismatch[] = [];
+  #verified = 0;
+  #mismatched = 0;
+
+  constructor(
+    private readonly store: Pick<Store, "getBlob" | "path">,
+    private readonly read: BlobText,
+    private readonly limit: number,
+  ) {}
+
+  take(t: RecordedTurn): void {
+    const found = check(this.store, this.read, this.#memo, this.#digester, t.before, t.after, t.record);
+    if (found === undefined) this.#verified++;
     else {
-      mismatched++;
-      if (mismatches.length < limit) mismatches.push({ event: f.event, at: f.at, turn: f.turn as NodeId, ...problem });
+      this.#mismatched++;
+      if (this.#mismatches.length < this.limit) this.#mismatches.push({ event: t.event, at: t.at, turn: t.turn, ...found });
     }
   }
-  options.progress?.(metas.length, metas.length);
-  return { ok: mismatched === 0, branch, head: b.head, turns, verified, unrecorded, mismatched, mismatches };
+
+  report(branch: string, head: EventId, counts: { turns: number; unrecorded: number }): RequestsReport {
+    const mismatched = this.#mismatched;
+    return { ok: mismatched === 0, branch, head, ...counts, verified: this.#verified, mismatched, mismatches: this.#mismatches };
+  }
 }
 
 /** The assistant turn the event appended (the last child of `<body>`, minted by it), if any. */

@@ -15,7 +15,6 @@ export { type RequestMismatch, type RequestPart, type RequestsReport, type Verif
 // Recorded inputs (L4) and prompts as projections of the tree.
 export { blobText, type RecordedInputs, type RecordedTool, type RunInputs, readInputs, recordInputs } from "./inputs.ts";
 export { runAgent } from "./loop.ts";
-
 // The model boundary (also `@strata/agent/model`, which imports nothing).
 export {
   type ChatMessage,
@@ -28,6 +27,8 @@ export {
   type ToolCallRequest,
   type ToolSchema,
 } from "./model.ts";
+// Blobs on either port: fetched ahead of a synchronous read (a projection, a comparison).
+export { type FetchedBlobs, fetchBlobs, missingBlob } from "./port.ts";
 export { type BlobText, blobReader, DEFAULT_SYSTEM_TEMPLATE, projectRequest, renderPrompt } from "./prompt.ts";
 export { type Divergence, type Override, type RerunOptions, type RerunReport, rerun } from "./rerun.ts";
 export { type RunResult, type RunState, runState } from "./runs.ts";

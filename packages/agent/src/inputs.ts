@@ -20,7 +20,7 @@ import { type Element, type NodeId, type NodeSpec, type Op, type Tree, TreeDraft
 import { type Answer, EngineError, metaOf, type Port, type Session } from "@strata/engine";
 import { drive, type EventMeta, isAsyncStore, type Store, value } from "@strata/store";
 import type { ModelSettings } from "./model.ts";
-import { AgentBlobs, type AnySession } from "./port.ts";
+import { AgentBlobs, type AnySession, missingBlob } from "./port.ts";
 import { canonicalJson } from "./tools/canonical.ts";
 import type { ReplayPolicy, ToolSpec } from "./tools/registry.ts";
 import { DEFAULT_SYNTHETIC, type SyntheticObservations } from "./tools/synthetic.ts";
@@ -238,8 +238,7 @@ export function blobText(store: Store, hash: string): string {
   const hit = cache.get(hash);
   if (hit !== undefined) return hit;
   const bytes = store.getBlob(hash);
-  if (bytes === undefined)
-    throw new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${store.path}; run \`strata verify\``);
+  if (bytes === undefined) throw missingBlob(hash, store.path);
   const text = bytes.toString("utf8");
   if (cache.size > 256) cache.delete(cache.keys().next().value as string);
   cache.set(hash, text);

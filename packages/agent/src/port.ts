@@ -55,7 +55,7 @@ export class AgentBlobs {
     if (isAsyncStore(this.store))
       throw new EngineError("not-loaded", `blob ${hash} was not fetched from ${this.store.path} before it was read`);
     const bytes = (this.store as Store).getBlob(hash);
-    if (bytes === undefined) throw missing(hash, this.store.path);
+    if (bytes === undefined) throw missingBlob(hash, this.store.path);
     const text = bytes.toString("utf8");
     this.#remember(hash, text);
     return text;
@@ -76,7 +76,7 @@ export class AgentBlobs {
     const got = yield* value((this.store as AsyncStore).getBlobs(wanted));
     for (const h of wanted) {
       const bytes = got.get(h);
-      if (bytes === undefined) throw missing(h, this.store.path);
+      if (bytes === undefined) throw missingBlob(h, this.store.path);
       this.#texts.set(h, bytes.toString("utf8"));
     }
   }
@@ -97,18 +97,34 @@ export class AgentBlobs {
   }
 }
 
-function missing(hash: string, path: string): EngineError {
+/** The error for blob `hash` that the tree names and the store at `path` lacks: damage. */
+export function missingBlob(hash: string, path: string): EngineError {
   return new EngineError("corrupt", `blob ${hash} referenced by the session tree is missing from ${path}; run \`strata verify\``);
+}
+
+/** Blobs fetched ahead of a synchronous read: their bytes, and their texts (one the store lacks is {@link missingBlob}). */
+export interface FetchedBlobs {
+  readonly bytes: ReadonlyMap<string, Buffer>;
+  text(hash: string): string;
+}
+
+/** Fetches the blobs of `hashes` on either port, 500 to a call, for a read that cannot wait for each. */
+export async function fetchBlobs(store: Port, hashes: Iterable<string>): Promise<FetchedBlobs> {
+  const all = [...new Set(hashes)].filter((h) => h !== "");
+  const bytes = new Map<string, Buffer>();
+  for (let i = 0; i < all.length; i += 500) for (const [h, v] of await store.getBlobs(all.slice(i, i + 500))) bytes.set(h, v);
+  return {
+    bytes,
+    text(hash) {
+      const v = bytes.get(hash);
+      if (v === undefined) throw missingBlob(hash, store.path);
+      return v.toString("utf8");
+    },
+  };
 }
 
 /** Writes the blobs put so far, then commits `change`: what every phase of the loop commits through. */
 export async function commit(session: AnySession, change: Change, options: CommitOptions = {}): Promise<EventMeta> {
   await drive(AgentBlobs.of(session.store).flushSteps());
   return await session.commit(change, options);
-}
-
-/** Writes the blobs put so far, then commits `inputs` as one group. */
-export async function commitMany(session: AnySession, inputs: readonly ({ change: Change } & CommitOptions)[]): Promise<EventMeta[]> {
-  await drive(AgentBlobs.of(session.store).flushSteps());
-  return await session.commitMany(inputs);
 }

@@ -14,7 +14,7 @@ import { type Answer, bodyOf, EngineError, loadTree, metaOf, type Port, type Ses
 import { type AsyncStore, type EventId, isAsyncStore, type Store } from "@strata/store";
 import { type RecordedInputs, readInputs } from "./inputs.ts";
 import type { ChatMessage, ModelRequest, ToolCallRequest, ToolSchema } from "./model.ts";
-import { AgentBlobs } from "./port.ts";
+import { AgentBlobs, fetchBlobs } from "./port.ts";
 import { renderTemplate } from "./template/render.ts";
 import { type SyntheticObservations, syntheticText } from "./tools/synthetic.ts";
 import { ATTR, CALL, META, ROLE, TAG, TURN } from "./vocabulary.ts";
@@ -256,19 +256,9 @@ async function renderPromptAsync(session: Session<AsyncStore>, options: { at?: E
     tree = await session.at(branchHead(session.id, await session.branches(), options.branch));
   else tree = session.durableTree;
   await loadTree(tree);
-  // The blobs a projection reads (templates, context files, tool descriptions, long results), in one call.
-  const wanted = [...treeBlobRefs(tree)];
-  const texts = new Map<string, string>();
-  for (const [hash, bytes] of wanted.length === 0 ? [] : await session.store.getBlobs(wanted)) texts.set(hash, bytes.toString("utf8"));
-  return projectRequest(tree, (hash) => {
-    const text = texts.get(hash);
-    if (text === undefined)
-      throw new EngineError(
-        "corrupt",
-        `blob ${hash} referenced by the session tree is missing from ${session.store.path}; run \`strata verify\``,
-      );
-    return text;
-  });
+  // The blobs a projection reads (templates, context files, tool descriptions, long results), fetched first.
+  const blobs = await fetchBlobs(session.store, treeBlobRefs(tree));
+  return projectRequest(tree, (hash) => blobs.text(hash));
 }
 
 function branchHead(session: string, branches: readonly { name: string; head: EventId }[], name: string): EventId {

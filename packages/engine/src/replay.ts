@@ -4,14 +4,15 @@
  * (snapshot + tail). Reports the first event where they differ. Pages are compared only where the
  * replay or the stored snapshot changed since the previous comparison, so the cost follows the log.
  * Over the asynchronous port (PostgreSQL) the replay keeps its state at each snapshot on the chain
- * and compares them after the fold, each stored snapshot fetched whole (decision 0038).
+ * and compares them after the fold, in the same order, each stored snapshot fetched whole
+ * (decision 0038). The proof is written once, as steps, for both ports.
  */
 import { encodePage, LazyPage, type Page, type Tree } from "@strata/dom";
-import { type AsyncStore, drive, type EventId, isAsyncStore, type SessionId, type SnapshotRecord, type Store } from "@strata/store";
+import { drive, type EventId, type EventMeta, isAsyncStore, type SessionId, type SnapshotRecord, value } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { materializeVersion } from "./materialize.ts";
+import { materializeSteps } from "./materialize.ts";
 import type { Answer, Port } from "./port.ts";
-import { loadSnapshotSteps, loadSnapshotVersion, loadTree } from "./snapshots.ts";
+import { loadSnapshotSteps, loadTreeSteps } from "./snapshots.ts";
 import { TextIndex, TextResolver } from "./texts.ts";
 import { compareLive } from "./verify.ts";
 
@@ -34,30 +35,52 @@ export interface ReplayOptions {
 
 /** The replay proof of `session`'s branch (see the module's comment); a promise of it over the asynchronous port. */
 export function replayVerify<P extends Port>(store: P, session: SessionId, options: ReplayOptions = {}): Answer<P, ReplayReport> {
-  if (isAsyncStore(store)) return replayVerifyAsync(store, session, options) as Answer<P, ReplayReport>;
-  return replayVerifySync(store as Store, session, options) as Answer<P, ReplayReport>;
+  return drive(replaySteps(store, session, options)) as Answer<P, ReplayReport>;
 }
 
-function replayVerifySync(store: Store, session: SessionId, options: ReplayOptions): ReplayReport {
+/** A state of the replay where the chain has a snapshot, and that snapshot. */
+interface AtSnapshot {
+  readonly snap: SnapshotRecord;
+  readonly tree: Tree;
+  readonly live: ReadonlySet<number>;
+}
+
+/** What the last comparison compared: its pages are not compared again where neither side changed. */
+type Compared = { replay: Map<number, Page>; stored: Map<number, string> } | undefined;
+
+/**
+ * The proof as steps, on either port. Over SQLite each snapshot is compared when the fold reaches
+ * it; over the asynchronous port (where a stored snapshot is fetched, which a fold cannot wait for)
+ * the fold keeps its state at each snapshot and they are compared after it, in the same order.
+ */
+function* replaySteps(store: Port, session: SessionId, options: ReplayOptions): Generator<unknown, ReplayReport, unknown> {
   const branch = options.branch ?? "main";
-  const b = store.branch(session, branch);
+  const b = yield* value(store.branch(session, branch));
   if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
   const snapshotsOnChain = new Map<number, SnapshotRecord>();
   // The snapshots of this chain: walk back from the head through nearest snapshots.
   for (let e: EventId | null = b.head; e !== null; ) {
-    const s = store.nearestSnapshot(e);
+    const s: SnapshotRecord | undefined = yield* value(store.nearestSnapshot(e));
     if (s === undefined) break;
     snapshotsOnChain.set(s.event, s);
-    e = store.eventMeta(s.event)?.prior ?? null;
+    e = (yield* value(store.eventMeta(s.event)))?.prior ?? null;
   }
+  const inline = !isAsyncStore(store);
   let mismatch: { event: EventId; reason: string } | undefined;
   let compared = 0;
-  let previous: { replay: Map<number, Page>; stored: Map<number, string> } | undefined;
+  let previous: Compared;
+  const later: AtSnapshot[] = [];
+  const compare = function* (at: AtSnapshot): Generator<unknown, void, unknown> {
+    compared++;
+    const r = yield* snapshotSteps(store, at, previous);
+    previous = r.compared;
+    if (r.reason !== undefined) mismatch = { event: at.snap.event, reason: r.reason };
+  };
   const total = b.headDepth;
   let depth = 0;
   let replayed: { tree: Tree; live: ReadonlySet<number> } | undefined;
   try {
-    const v = materializeVersion(store, b.head, {
+    const v = yield* materializeSteps(store, b.head, {
       fromGenesis: true,
       onEvent: (tree, event, done, live) => {
         depth = done;
@@ -65,32 +88,27 @@ function replayVerifySync(store: Store, session: SessionId, options: ReplayOptio
         if (mismatch !== undefined) return;
         const snap = snapshotsOnChain.get(event);
         if (snap === undefined) return;
-        compared++;
-        try {
-          const stored = loadSnapshotVersion(store, snap, new TextIndex(), new TextResolver(store));
-          let reason = compareTrees(tree, stored.tree, previous);
-          if (reason === undefined && stored.live !== undefined) {
-            const l = compareLive(stored.live, live);
-            if (l !== undefined) reason = `its lifecycle set (header "live") differs: ${l}`;
-          }
-          if (reason !== undefined) mismatch = { event, reason };
-          previous = { replay: pagesOf(tree), stored: refsOf(stored.tree) };
-        } catch (e) {
-          mismatch = { event, reason: `the stored snapshot cannot be read: ${(e as Error)?.message ?? String(e)}` };
-        }
+        // Over SQLite the steps run at once: nothing is kept but the last comparison's pages.
+        if (inline) drive(compare({ snap, tree, live }));
+        else later.push({ snap, tree, live: new Set(live) });
       },
     });
     replayed = { tree: v.tree, live: v.live };
   } catch (e) {
     // An event that does not decode or apply (or cannot be read) is the first place replay fails.
-    const event = firstUnreadable(store, b.head, depth) ?? ((store.atDepth(b.head, depth + 1)?.id ?? b.head) as EventId);
+    const event = (yield* firstUnreadableSteps(store, b.head, depth)) ?? (yield* value(store.atDepth(b.head, depth + 1)))?.id ?? b.head;
     if (mismatch === undefined || mismatch.event > event)
       mismatch = { event, reason: `replay from genesis fails here: ${(e as Error)?.message ?? String(e)}` };
+  }
+  for (const at of later) {
+    if (mismatch !== undefined) break;
+    yield* compare(at);
   }
   if (mismatch === undefined && replayed !== undefined) {
     // The head as a reopen builds it: nearest snapshot plus the tail.
     try {
-      const opened = materializeVersion(store, b.head);
+      const opened = yield* materializeSteps(store, b.head);
+      if (!inline) yield* loadTreeSteps(opened.tree);
       let reason = compareTrees(replayed.tree, opened.tree, undefined);
       if (reason === undefined) {
         const l = compareLive(opened.live, replayed.live);
@@ -105,98 +123,40 @@ function replayVerifySync(store: Store, session: SessionId, options: ReplayOptio
   return { ok: mismatch === undefined, branch, head: b.head, events: total, snapshots: compared, mismatch };
 }
 
-async function replayVerifyAsync(store: AsyncStore, session: SessionId, options: ReplayOptions): Promise<ReplayReport> {
-  const branch = options.branch ?? "main";
-  const b = await store.branch(session, branch);
-  if (b === undefined) throw new EngineError("not-found", `session ${session} has no branch "${branch}"`);
-  const snapshotsOnChain = new Map<number, SnapshotRecord>();
-  for (let e: EventId | null = b.head; e !== null; ) {
-    const s = await store.nearestSnapshot(e);
-    if (s === undefined) break;
-    snapshotsOnChain.set(s.event, s);
-    e = (await store.eventMeta(s.event))?.prior ?? null;
-  }
-  const total = b.headDepth;
-  let depth = 0;
-  let mismatch: { event: EventId; reason: string } | undefined;
-  // The replay's state at each snapshot on the chain (persistent trees: they share what did not change).
-  const at: { snap: SnapshotRecord; tree: Tree; live: ReadonlySet<number> }[] = [];
-  let replayed: { tree: Tree; live: ReadonlySet<number> } | undefined;
+/** Why the stored snapshot differs from the replay's state there (or undefined), and what was compared. */
+function* snapshotSteps(
+  store: Port,
+  at: AtSnapshot,
+  previous: Compared,
+): Generator<unknown, { reason?: string; compared: Compared }, unknown> {
   try {
-    const v = await materializeVersion(store, b.head, {
-      fromGenesis: true,
-      onEvent: (tree, event, done, live) => {
-        depth = done;
-        if (done % 5000 === 0) options.progress?.(done, total);
-        const snap = snapshotsOnChain.get(event);
-        if (snap !== undefined) at.push({ snap, tree, live: new Set(live) });
-      },
-    });
-    replayed = { tree: v.tree, live: v.live };
+    const stored = yield* loadSnapshotSteps(store, at.snap, new TextIndex(), new TextResolver(store));
+    if (isAsyncStore(store)) yield* loadTreeSteps(stored.tree);
+    let reason = compareTrees(at.tree, stored.tree, previous);
+    if (reason === undefined && stored.live !== undefined) {
+      const l = compareLive(stored.live, at.live);
+      if (l !== undefined) reason = `its lifecycle set (header "live") differs: ${l}`;
+    }
+    return { ...(reason === undefined ? {} : { reason }), compared: { replay: pagesOf(at.tree), stored: refsOf(stored.tree) } };
   } catch (e) {
-    const event = (await firstUnreadableAsync(store, b.head, depth)) ?? (await store.atDepth(b.head, depth + 1))?.id ?? b.head;
-    mismatch = { event, reason: `replay from genesis fails here: ${(e as Error)?.message ?? String(e)}` };
+    return { reason: `the stored snapshot cannot be read: ${(e as Error)?.message ?? String(e)}`, compared: previous };
   }
-  for (const { snap, tree, live } of at) {
-    if (mismatch !== undefined && mismatch.event <= snap.event) break;
-    try {
-      const stored = await drive(loadSnapshotSteps(store, snap, new TextIndex(), new TextResolver(store)));
-      await loadTree(stored.tree);
-      let reason = compareTrees(tree, stored.tree, undefined);
-      if (reason === undefined && stored.live !== undefined) {
-        const l = compareLive(stored.live, live);
-        if (l !== undefined) reason = `its lifecycle set (header "live") differs: ${l}`;
-      }
-      if (reason !== undefined) mismatch = { event: snap.event, reason };
-    } catch (e) {
-      mismatch = { event: snap.event, reason: `the stored snapshot cannot be read: ${(e as Error)?.message ?? String(e)}` };
-    }
-    if (mismatch !== undefined) break;
-  }
-  if (mismatch === undefined && replayed !== undefined) {
-    try {
-      const opened = await materializeVersion(store, b.head);
-      await loadTree(opened.tree);
-      let reason = compareTrees(replayed.tree, opened.tree, undefined);
-      if (reason === undefined) {
-        const l = compareLive(opened.live, replayed.live);
-        if (l !== undefined) reason = `its lifecycle set differs: ${l}`;
-      }
-      if (reason !== undefined) mismatch = { event: b.head, reason: `the head built from snapshot + tail differs: ${reason}` };
-    } catch (e) {
-      mismatch = { event: b.head, reason: `the head cannot be built from snapshot + tail: ${(e as Error)?.message ?? String(e)}` };
-    }
-  }
-  options.progress?.(total, total);
-  return { ok: mismatch === undefined, branch, head: b.head, events: total, snapshots: at.length, mismatch };
-}
-
-async function firstUnreadableAsync(store: AsyncStore, head: EventId, depth: number): Promise<EventId | undefined> {
-  try {
-    for (const m of await store.chainMeta(head, depth, 2000))
-      try {
-        await store.event(m.id);
-      } catch {
-        return m.id;
-      }
-  } catch {
-    // the index itself cannot be read: report where replay stopped
-  }
-  return undefined;
 }
 
 /** The first event after `depth` on `head`'s chain whose payload cannot be read (replay reads them in batches). */
-function firstUnreadable(store: Store, head: EventId, depth: number): EventId | undefined {
+function* firstUnreadableSteps(store: Port, head: EventId, depth: number): Generator<unknown, EventId | undefined, unknown> {
+  let metas: EventMeta[];
   try {
-    for (const m of store.chainMeta(head, depth, 2000))
-      try {
-        store.event(m.id);
-      } catch {
-        return m.id;
-      }
+    metas = yield* value(store.chainMeta(head, depth, 2000));
   } catch {
-    // the index itself cannot be read: report where replay stopped
+    return undefined; // the index itself cannot be read: report where replay stopped
   }
+  for (const m of metas)
+    try {
+      yield* value(store.event(m.id));
+    } catch {
+      return m.id;
+    }
   return undefined;
 }
 

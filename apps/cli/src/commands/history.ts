@@ -7,7 +7,7 @@
  */
 import { resolve } from "node:path";
 import { checkoutWorkspace, diffWorkspaces, type FileChange, outsideChanges, workspaceElement } from "@strata/agent";
-import { type LifecycleWork, type Port, Session } from "@strata/engine";
+import { type LifecycleWork, materialize, type Port, Session } from "@strata/engine";
 import { type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { checkEventText, eventOnBranch, parseAddress, resolveAddress } from "../address.ts";
 import { startingFiles } from "../branch-dir.ts";
@@ -17,7 +17,7 @@ import { CliError, UsageError } from "../errors.ts";
 import { fileChangeJson } from "../filediff.ts";
 import { acquireLease, refuseIfDriven } from "../lease.ts";
 import type { Out } from "../output.ts";
-import { type AnySession, settled, treeAt } from "../port.ts";
+import { type AnySession, settled } from "../port.ts";
 import { handleOf } from "../sessions.ts";
 import {
   branchDirLabel,
@@ -85,7 +85,7 @@ export const fork: CommandImpl = {
     const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name });
     const branch = name ?? (await session.freeBranchName(`fork-${a.event}`));
     const handle = await handleOf(store, a.session.id);
-    const point = await treeAt(store, a.event);
+    const point = await materialize(store as Port, a.event);
     const sourceDir = (await settled(() => lineDir(session.durableTree))) ?? (await settled(() => lineDir(point)));
     const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handle, branch);
     checkApart(dir, sourceDir, ctx.home);
@@ -186,7 +186,7 @@ async function rewindCommand(ctx: Context, args: Args): Promise<number | undefin
     }
     const from = session.durableTree;
     const oldHead = session.head.id;
-    const targetTree = await treeAt(store, target);
+    const targetTree = await materialize(store as Port, target);
     // Looked up on the line being left: before its baseline, the files are the baseline's.
     const files = tracked ? await filesAt(store, oldHead, target, targetTree) : undefined;
     // The target names another line's directory (a fork rewound to or before its fork point):
