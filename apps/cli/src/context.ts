@@ -77,12 +77,9 @@ export function makeContext(init: {
     now: Date.now,
     signal: init.signal,
     store(options = {}) {
-      // Commands that re-run sessions run on the synchronous store
-      // (SQLite) so far; those written for both ports use `reader()` or `writer()` (issue 15).
-      if (remote)
-        throw new UsageError(
-          `${dbPath} is a PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there (\`run\`, \`resume\`, \`fork\`, \`rewind\`), reads them (\`ls\`, \`log\`, \`show\`, \`diff\`, \`branches\`, \`prompt\`, \`verify\`, \`checkout\`, \`bisect\`, \`replay --verify\`), serves the inspector (\`serve\`), moves them between backends (\`export\`, \`import FILE\`) and imports other tools' sessions (\`import --from\`); it does not re-run sessions (\`replay --rerun\`, \`--override\`) there yet — point --db (or STRATA_DB) at a SQLite file for those; from code, open it with @strata/store-postgres (docs/postgres.md)`,
-        );
+      // The SQLite file; every command reaches the store through `reader()` or `writer()`, which
+      // answer the PostgreSQL port for a postgres:// URL (issue 15), so this is never asked for one.
+      if (remote) throw new Error(`internal: ctx.store() opens a SQLite file, and ${dbPath} is a PostgreSQL URL; use reader() or writer()`);
       if (store === undefined) {
         const create = options.create ?? false;
         if (!existsSync(dbPath)) {

@@ -5,8 +5,8 @@
  * (the bundles' XML), through the real command and a real server; `ls`, `log`, `show`, `diff`, `branches`, `prompt` and `verify` read
  * the session on PostgreSQL as they read it on SQLite. `run` and `resume` drive sessions there
  * (decision 0038): a run killed with -9 mid-call is resumed by another process, which takes the
- * lease the dead one held. Every other command refuses a PostgreSQL URL with a usage error saying
- * what it can do.
+ * lease the dead one held; fork, rewind, checkout, bisect, `replay --verify`, `replay --rerun` and
+ * `--override` run there too, and other tools' sessions import into it.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -222,6 +222,27 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     const hit = json<{ event: number; label: string; files: { path: string }[] }>(found);
     expect(hit.label).toBe("call.outcome");
     expect(hit.files.map((f) => f.path)).toEqual(["SUMMARY.md"]);
+    // CLI-22 WS-29: a deterministic re-run on PostgreSQL, in a directory of its own given the recorded
+    // files, reproduces the alt branch (replies, calls, observations and file effects); a
+    // counterfactual diverges where its override says, and is recorded on its branch.
+    const rerunOf = await strata(dir, ["--db", db, "replay", `${session}@alt`, "--rerun", "--json"]);
+    expect(rerunOf.code, rerunOf.stdout + rerunOf.stderr).toBe(0);
+    expect(json(rerunOf)).toMatchObject({
+      sourceBranch: "alt",
+      branch: "rerun/alt",
+      rerunSafe: 3,
+      recordedNever: 1,
+      divergence: null,
+      filesCompared: true,
+    });
+    const rerunDir = json<{ dir: string }>(rerunOf).dir;
+    expect(readFileSync(join(rerunDir, "SUMMARY.md"), "utf8")).toBe(readFileSync(join(dir, "alt-ws", "SUMMARY.md"), "utf8"));
+    writeFileSync(join(dir, "notes.txt"), "nothing was decided");
+    const whatIf = await strata(dir, ["--db", db, "replay", `${session}@alt`, "--override", "tool:call_0_0=notes.txt"]);
+    expect(whatIf.code, whatIf.stdout + whatIf.stderr).toBe(0);
+    expect(whatIf.stdout).toMatch(/diverged: call call_0_0 \(read_file\) observed something different/);
+    const overridden = await strata(dir, ["--db", db, "show", `${session}@whatif/alt`, "--select", "meta > rerun > override", "--json"]);
+    expect(overridden.stdout).toContain("tool:call_0_0");
     // CLI-22: the replay proof on PostgreSQL — from genesis, every snapshot and the reopened head, every request re-rendered.
     const proof = await strata(dir, ["--db", db, "replay", `${session}@alt`, "--verify", "--json"]);
     expect(proof.code, proof.stdout + proof.stderr).toBe(0);
@@ -240,25 +261,19 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(json<{ keptAs: string | null }>(rewound).keptAs).toMatch(/^rewound\//);
     expect(existsSync(join(dir, "ws", "SUMMARY.md"))).toBe(false);
     const branches = json<{ branches: { name: string }[] }>(await strata(dir, ["--db", db, "branches", session, "--json"]));
-    expect(branches.branches.map((b) => b.name).sort()).toEqual(["alt", "main", json<{ keptAs: string }>(rewound).keptAs].sort());
+    expect(branches.branches.map((b) => b.name).sort()).toEqual(
+      ["alt", "main", "rerun/alt", "whatif/alt", json<{ keptAs: string }>(rewound).keptAs].sort(),
+    );
     const verified = await strata(dir, ["--db", db, "verify", "--json"]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   }, 120_000);
 
-  it("a bad bundle is refused before anything is written; the other commands say what the command can do with PostgreSQL", async () => {
+  it("a bad bundle is refused before anything is written; other tools' sessions import into PostgreSQL, and re-run there from the recording", async () => {
     const dir = demoDir();
     writeFileSync(join(dir, "bad.json"), '{"format":"strata-bundle@2"}');
     const bad = await strata(dir, ["--db", `${pg}?schema=${schema}_bad`, "import", "bad.json"]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/is not a valid strata bundle/);
-    writeFileSync(join(dir, "x.jsonl"), "");
-    for (const cmd of [["replay", "@last", "--rerun"]]) {
-      const r = await strata(dir, ["--db", remote, ...cmd]);
-      expect(r.code, `${cmd.join(" ")}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toMatch(
-        /PostgreSQL store: the strata command runs, resumes, forks and rewinds sessions there \(`run`, `resume`, `fork`, `rewind`\), reads them \(`ls`, `log`, `show`, `diff`, `branches`, `prompt`, `verify`, `checkout`, `bisect`, `replay --verify`\), serves the inspector \(`serve`\), moves them between backends \(`export`, `import FILE`\) and imports other tools. sessions \(`import --from`\)/,
-      );
-    }
     // IM-9 IM-13: other tools' sessions import into PostgreSQL too (written as on SQLite, moved as a bundle); a second import skips.
     const pi = join(ROOT, "packages", "import", "test", "fixtures", "foreign", "pi", "session.jsonl");
     const imported = await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "import", "--from", "pi", pi, "--json"]);
@@ -273,6 +288,17 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(piBranches.stdout.split("\n").filter(Boolean).sort()).toEqual(["fork-1", "main"]);
     const piPrompt = await strata(dir, ["--db", `${pg}?schema=${schema}_pi`, "prompt", doc.sessions[0]?.handle as string]);
     expect(piPrompt.stdout).toContain("Summary of the conversation so far");
+    // IM-23: a re-run of an imported session answers every call from the recording, on PostgreSQL as on SQLite.
+    const piRerun = await strata(dir, [
+      "--db",
+      `${pg}?schema=${schema}_pi`,
+      "replay",
+      doc.sessions[0]?.handle as string,
+      "--rerun",
+      "--json",
+    ]);
+    expect(piRerun.code, piRerun.stdout + piRerun.stderr).toBe(0);
+    expect(json(piRerun)).toMatchObject({ rerunSafe: 0, divergence: null });
     const missing = await strata(dir, ["--db", remote, "export", "ZZZZZZZZ"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no session of .* has an id starting with "ZZZZZZZZ"/);

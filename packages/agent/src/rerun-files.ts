@@ -11,8 +11,9 @@
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import type { Element, NodeSpec, NodeRecord as Rec, Tree } from "@strata/dom";
-import { decodeEvent, EngineError, materialize, materializeVersion, type Session } from "@strata/engine";
-import type { EventId, Store, StoredEvent } from "@strata/store";
+import type { Port } from "@strata/engine";
+import { decodeEvent, EngineError, loadTree, materialize, materializeVersion } from "@strata/engine";
+import { type EventId, isAsyncStore, type Store, type StoredEvent } from "@strata/store";
 import type { Divergence } from "./rerun.ts";
 import { LABEL } from "./vocabulary.ts";
 import { checkoutWorkspace } from "./workspace/checkout.ts";
@@ -51,20 +52,35 @@ function* chainAfter(store: Store, head: EventId, depth: number): Generator<Stor
   }
 }
 
+/** The same over the asynchronous port, read ahead whole (the fold that walks it cannot wait). */
+async function chainAfterAsync(store: Port, head: EventId, depth: number): Promise<Iterator<StoredEvent>> {
+  const all: StoredEvent[] = [];
+  for (let d = depth; ; ) {
+    const batch = await store.chain(head, d, BATCH);
+    if (batch.length === 0) break;
+    for (const e of batch) all.push(e);
+    d = (batch[batch.length - 1] as StoredEvent).depth;
+  }
+  return all.values();
+}
+
 /**
  * The file effects recorded on the chain from `start` (exclusive) to `head`: one fold of the
- * events after `start`, the ops of each settle event examined on the way.
+ * events after `start`, the ops of each settle event examined on the way. Either port: over the
+ * asynchronous one the tree at `start` is loaded whole first, so the fold and the lookups in it
+ * read only what is in memory.
  */
-export function lineFiles(store: Store, head: EventId, start: EventId): LineFiles {
-  const startMeta = store.eventMeta(start);
+export async function lineFiles(store: Port, head: EventId, start: EventId): Promise<LineFiles> {
+  const startMeta = await store.eventMeta(start);
   if (startMeta === undefined) throw new Error(`event ${start} does not exist`);
   const calls = new Map<number, CallFileRecord>();
   let baseline: LineFiles["baseline"];
   let recorded = false;
-  let prev = materialize(store, start);
-  const events = chainAfter(store, head, startMeta.depth);
+  let prev = await materialize(store, start);
+  if (isAsyncStore(store)) await loadTree(prev);
+  const events = isAsyncStore(store) ? await chainAfterAsync(store, head, startMeta.depth) : chainAfter(store, head, startMeta.depth);
   if (head !== start)
-    materializeVersion(store, head, {
+    await materializeVersion(store, head, {
       from: { tree: prev, depth: startMeta.depth },
       onEvent: (tree, id) => {
         const e = events.next().value as StoredEvent | undefined;
@@ -216,7 +232,7 @@ export function startingFiles(atFork: Tree, line: LineFiles): Tree | undefined {
 }
 
 /** The re-run's directory: new or empty (it is written), then given the starting files. */
-export async function prepareDirectory(ws: WorkspaceTracker, initial: Tree | undefined, store: Store): Promise<void> {
+export async function prepareDirectory(ws: WorkspaceTracker, initial: Tree | undefined, store: Port): Promise<void> {
   let entries: string[] = [];
   try {
     entries = readdirSync(ws.root);
@@ -243,7 +259,7 @@ export interface FilePair {
 }
 
 /** The baselines differ: the re-run did not start from the recorded files. */
-export function baselineDivergence(session: Session, files: FilePair): Divergence | undefined {
+export function baselineDivergence(session: { readonly branch: string }, files: FilePair): Divergence | undefined {
   const a = files.source.baseline;
   const b = files.rerun.baseline;
   if (a === undefined && b === undefined) return undefined;

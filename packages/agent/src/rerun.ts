@@ -21,11 +21,11 @@
  * the agent (`workspace.outside`) are not replayed.
  */
 import type { Element, Tree } from "@strata/dom";
-import { bodyOf, EngineError, metaOf, type Session } from "@strata/engine";
-import type { EventId } from "@strata/store";
-import { blobText } from "./inputs.ts";
+import { bodyOf, EngineError, loadTree, metaOf, type Port } from "@strata/engine";
+import { type EventId, type EventMeta, isAsyncStore } from "@strata/store";
 import { runAgent } from "./loop.ts";
 import { type Model, ModelError, type ModelEvent, type ModelRequest } from "./model.ts";
+import { type AnySession, fetchBlobs } from "./port.ts";
 import { canonicalJson } from "./requests.ts";
 import { baselineDivergence, type FilePair, firstFileDifference, lineFiles, prepareDirectory, startingFiles } from "./rerun-files.ts";
 import { startRun } from "./start.ts";
@@ -147,6 +147,30 @@ function recording(
   return { turns, users, stop };
 }
 
+/** The blob hashes of the calls' full observations in `tree` (`<diag kind=blob hash>`): what {@link recording} reads. */
+function observationBlobs(tree: Tree): string[] {
+  const out: string[] = [];
+  for (const el of bodyOf(tree).children) {
+    if (el.tag !== TAG.turn) continue;
+    for (const c of el.children) {
+      if (c.tag !== TAG.call) continue;
+      const hash = c.children.find((d) => d.tag === TAG.diag && d.attrs[ATTR.kind] === DIAG.blob)?.attrs.hash;
+      if (hash !== undefined) out.push(hash);
+    }
+  }
+  return out;
+}
+
+/**
+ * {@link recording} of a branch's tree on either port: over the asynchronous one the tree is
+ * loaded whole first, and the observations' blobs are fetched in one call per 500 either way.
+ */
+async function recordingOf(store: Port, tree: Tree): Promise<ReturnType<typeof recording>> {
+  if (isAsyncStore(store)) await loadTree(tree);
+  const blobs = await fetchBlobs(store, observationBlobs(tree));
+  return recording(tree, (h) => blobs.text(h));
+}
+
 /** Replays recorded replies by turn number (assistant messages in the request), with overrides. */
 class RecordedModel implements Model {
   constructor(
@@ -232,23 +256,26 @@ class ReplayExecutor implements Executor {
   }
 }
 
-/** The event that wrote element `id` last with `label` (the outcome of a call, say). */
-function eventOf(session: Session, el: Element | undefined, labels: readonly string[]): EventId | null {
+/** The event of `log` that wrote element `el` last with one of `labels` (the outcome of a call, say). */
+function eventOf(log: readonly EventMeta[], el: Element | undefined, labels: readonly string[]): EventId | null {
   if (el === undefined) return null;
-  const hit = session.log().findLast((e) => e.by === byCall(el.id) && labels.includes(e.label ?? ""));
+  const hit = log.findLast((e) => e.by === byCall(el.id) && labels.includes(e.label ?? ""));
   return hit?.id ?? null;
 }
 
 /**
  * Re-runs `session`'s branch on a new branch and reports the first divergence (none: the re-run
- * reproduced every reply and observation). The session object is left on its branch.
+ * reproduced every reply and observation). The session object is left on its branch. Either port
+ * (decision 0038): over the asynchronous one the branch's tree is loaded whole, as a re-run reads
+ * all of it.
  */
-export async function rerun(session: Session, options: RerunOptions): Promise<RerunReport> {
+export async function rerun(session: AnySession, options: RerunOptions): Promise<RerunReport> {
   const store = session.store;
-  const source = recording(session.durableTree, (h) => blobText(store, h));
+  const source = await recordingOf(store, session.durableTree);
   if (source.users.length === 0)
     throw new EngineError("bad-input", `branch ${session.branch} of session ${session.id} has no user turn to re-run from`);
-  const firstUser = session.log().find((e) => e.label === LABEL.turnUser);
+  const sourceLog = await session.log();
+  const firstUser = sourceLog.find((e) => e.label === LABEL.turnUser);
   if (firstUser?.prior === null || firstUser === undefined)
     throw new EngineError("bad-input", "cannot find the event that started the first user turn");
   const forkedAt = firstUser.prior as EventId;
@@ -262,19 +289,22 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
       );
   const ws = options.workspace;
   // What the recording did to the files, and the files the re-run starts from (WS-29).
-  const sourceFiles = ws === undefined ? undefined : lineFiles(store, session.head.id, forkedAt);
-  const initial = sourceFiles === undefined ? undefined : startingFiles(session.at(forkedAt), sourceFiles);
+  const sourceFiles = ws === undefined ? undefined : await lineFiles(store, session.head.id, forkedAt);
+  const initial = sourceFiles === undefined ? undefined : startingFiles(await session.at(forkedAt), sourceFiles);
   if (ws !== undefined) await prepareDirectory(ws, initial, store);
-  const name = session.freeBranchName(options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
-  const fork = session.fork(forkedAt, { name });
-  fork.commit(
+  const name = await session.freeBranchName(options.name ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${session.branch}`);
+  // Every override's content is stored before the commit that names it.
+  const hashes: string[] = [];
+  for (const o of overrides) hashes.push(await store.putBlob(o.content));
+  const fork = await session.fork(forkedAt, { name });
+  await fork.commit(
     (d) => {
       const rec = d.appendChild(metaOf(d.tree).id, {
         tag: META.rerun,
         attrs: { of: session.branch, at: String(forkedAt), head: String(session.head.id) },
       });
-      for (const o of overrides)
-        d.appendChild(rec, { tag: META.override, attrs: { target: `${o.kind}:${o.callId}`, hash: store.putBlob(o.content) } });
+      for (const [i, o] of overrides.entries())
+        d.appendChild(rec, { tag: META.override, attrs: { target: `${o.kind}:${o.callId}`, hash: hashes[i] as string } });
     },
     { label: overrides.length > 0 ? LABEL.counterfactual : LABEL.rerun },
   );
@@ -296,10 +326,11 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
     },
   );
   let stop: StopReason | undefined;
+  let replies = 0;
   for (const user of source.users) {
     if (!user.answered) {
       // No recorded reply to ask for: the turn is written as it was, without asking the model (RR-1).
-      startRun(fork, { model, registry: options.registry, executor, task: user.text, limits: { maxSteps: source.turns.length + 1 } });
+      await startRun(fork, { model, registry: options.registry, executor, task: user.text, limits: { maxSteps: source.turns.length + 1 } });
       continue;
     }
     const r = await runAgent(fork, {
@@ -311,15 +342,31 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(ws !== undefined ? { workspace: ws } : {}),
       onEvent: (e) => {
-        if (e.type === "turn" && e.role === ROLE.assistant) options.onProgress?.(fork.select("body > turn[role=assistant]").length);
+        // The fork starts before the first user turn: its assistant turns are the ones this loop made.
+        if (e.type === "turn" && e.role === ROLE.assistant) options.onProgress?.(++replies);
       },
     });
     stop = r.stop;
     if (!FINAL_STOPS.has(r.stop)) break;
   }
-  const again = recording(fork.durableTree, (h) => blobText(store, h));
-  const files = sourceFiles?.recorded === true ? { source: sourceFiles, rerun: lineFiles(store, fork.head.id, forkedAt) } : undefined;
-  const divergence = compare(session, fork, source, again, files);
+  const again = await recordingOf(store, fork.durableTree);
+  const files = sourceFiles?.recorded === true ? { source: sourceFiles, rerun: await lineFiles(store, fork.head.id, forkedAt) } : undefined;
+  // The depths compare needs of the baselines and of the recording's settle events, read before it.
+  const depths = new Map<EventId, number>();
+  const baselineEvent = files?.source.baseline?.event;
+  if (baselineEvent !== undefined) {
+    const m = await store.eventMeta(baselineEvent);
+    if (m !== undefined) depths.set(m.id, m.depth);
+  }
+  for (const e of sourceLog) depths.set(e.id, e.depth);
+  const divergence = compare(
+    { branch: session.branch, log: sourceLog },
+    { branch: fork.branch, log: await fork.log() },
+    source,
+    again,
+    files,
+    depths,
+  );
   const report: RerunReport = {
     branch: fork.branch,
     forkedAt,
@@ -331,24 +378,32 @@ export async function rerun(session: Session, options: RerunOptions): Promise<Re
     divergence,
     files: files !== undefined,
   };
-  fork.close();
+  await fork.close();
   return report;
 }
 
+/** A branch as compared: its name and its history. */
+interface Line {
+  readonly branch: string;
+  readonly log: readonly EventMeta[];
+}
+
 function compare(
-  session: Session,
-  fork: Session,
+  session: Line,
+  fork: Line,
   a: ReturnType<typeof recording>,
   b: ReturnType<typeof recording>,
-  files?: FilePair,
+  files: FilePair | undefined,
+  /** Depths of the recording's events (its log) and of its baseline event. */
+  depths: ReadonlyMap<EventId, number>,
 ): Divergence | undefined {
-  const at = (x: Element | undefined, s: Session, labels: readonly string[]) => ({ element: x?.id ?? null, event: eventOf(s, x, labels) });
+  const at = (x: Element | undefined, s: Line, labels: readonly string[]) => ({ element: x?.id ?? null, event: eventOf(s.log, x, labels) });
   // The baselines are compared where the recording took its own: before the first call it settled after it.
-  const baselineDepth = files?.source.baseline === undefined ? undefined : session.store.eventMeta(files.source.baseline.event)?.depth;
+  const baselineDepth = files?.source.baseline === undefined ? undefined : depths.get(files.source.baseline.event);
   let baselineDone = files === undefined;
   const checkBaseline = (settled: EventId | null): Divergence | undefined => {
     if (baselineDone || files === undefined) return undefined;
-    const depth = settled === null ? undefined : session.store.eventMeta(settled)?.depth;
+    const depth = settled === null ? undefined : depths.get(settled);
     if (settled !== null && (baselineDepth === undefined || depth === undefined || depth < baselineDepth)) return undefined;
     baselineDone = true;
     return baselineDivergence(session, files);

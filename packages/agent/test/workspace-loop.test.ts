@@ -482,7 +482,7 @@ describe("WS-29 re-runs compare file effects", () => {
     const ws = session.selectOne("meta > workspace") as Element;
     session.commit((d) => d.remove(ws.id), { label: LABEL.callOutcome, by: `e${last.id}` });
     const start = session.log()[0] as EventMeta;
-    const line = lineFiles(store, session.head.id, start.id);
+    const line = await lineFiles(store, session.head.id, start.id);
     expect(line.recorded).toBe(true);
     expect(store.eventMeta(line.baseline?.event as never)?.label).toBe(LABEL.workspaceBaseline);
     const expected = new Map<number, string[]>();

@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Override, rerun, ToolRegistry, workspaceElement, workspaceTools } from "@strata/agent";
-import { Session } from "@strata/engine";
+import { type Port, Session } from "@strata/engine";
+import { isAsyncStore } from "@strata/store";
 import { resolveAddress } from "../address.ts";
 import { type Args, branchName, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -32,28 +33,32 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
     }
     return { kind: m[1] as "llm" | "tool", callId: m[2] as string, content };
   });
-  const store = ctx.store();
-  const a = resolveAddress(store, args.positionals[0] as string, ctx.branch);
+  const store = await ctx.writer();
+  const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
   if (a.explicitEvent) throw new UsageError("a re-run replays a whole branch: give SESSION or SESSION@BRANCH");
-  if (str(args, "name") !== undefined && store.branch(a.session.id, str(args, "name") as string) !== undefined)
+  if (str(args, "name") !== undefined && (await store.branch(a.session.id, str(args, "name") as string)) !== undefined)
     throw new CliError(`session ${a.session.id} has a branch "${str(args, "name")}" already; pick another --name`);
-  const { session } = Session.open(store, a.session.id, { branch: a.branch.name });
+  const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name });
+  // A re-run reads the whole branch (its replies, calls and files): over PostgreSQL it is loaded in one go.
+  if (isAsyncStore(store)) await session.load();
   const flagged = str(args, "workspace");
   // A session imported from another tool (IM-23): its calls are to that tool's tools, which strata
   // does not have; the re-run answers every one from the recording, and runs nothing of its own.
-  const foreign = (store.getSession(a.session.id)?.metadata as { import?: { from?: unknown } } | undefined)?.import;
+  const info = await store.getSession(a.session.id);
+  const foreign = (info?.metadata as { import?: { from?: unknown } } | undefined)?.import;
   const recorded = foreign === undefined ? undefined : (await import("@strata/import")).recordedTools(session.durableTree);
-  const name = session.freeBranchName(branchName(args, "name") ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${a.branch.name}`);
+  const name = await session.freeBranchName(branchName(args, "name") ?? `${overrides.length > 0 ? "whatif" : "rerun"}/${a.branch.name}`);
+  const handle = await handleOf(store, a.session.id);
   let workspace: string;
   const records = workspaceElement(session.durableTree) !== undefined;
   if (records) {
     // The re-run's own directory, given the recorded files: nothing of the recording's is touched,
     // and an imported session needs no directory of the machine it came from.
-    workspace = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handleOf(store, a.session.id), name);
+    workspace = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handle, name);
     checkFreshDir(workspace, "--workspace", false);
     mkdirSync(workspace, { recursive: true });
   } else {
-    const importedFrom = store.getSession(a.session.id)?.metadata.importedFrom;
+    const importedFrom = info?.metadata.importedFrom;
     // An imported session's recorded workspace names someone else's machine: safe tools would read there.
     if (importedFrom !== undefined && flagged === undefined && recorded === undefined)
       throw new UsageError(
@@ -110,8 +115,7 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
       o.line(`  ${report.branch}: element #${d.rerun.element ?? "-"}${d.rerun.event !== null ? ` (event ${d.rerun.event})` : ""}`);
       o.line(o.paint("red", `  - ${oneLine(d.before, 160)}`));
       o.line(o.paint("green", `  + ${oneLine(d.after, 160)}`));
-      const h = handleOf(store, a.session.id);
-      o.line(o.paint("dim", `  compare: strata diff ${h}@${a.branch.name} ${h}@${report.branch}`));
+      o.line(o.paint("dim", `  compare: strata diff ${handle}@${a.branch.name} ${handle}@${report.branch}`));
     }
   }
   return diverged && overrides.length === 0 ? 1 : 0;
