@@ -9,7 +9,7 @@ import type { Answer, Port } from "@strata/engine";
 import { type BranchInfo, drive, type EventId, type EventMeta, type SessionInfo, StoreError, value } from "@strata/store";
 import { LAST } from "./command.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { byActivitySteps, damageMessage, handlesOf } from "./sessions.ts";
+import { damageMessage, handlesOf } from "./sessions.ts";
 
 /**
  * Each lookup is written once, as steps (`drive`/`value`, decision 0036): on a SQLite store it
@@ -38,13 +38,13 @@ function normalize(ref: string): string {
   return ref.toUpperCase().replace(/[IL]/g, "1").replace(/O/g, "0");
 }
 
-/** The session with the most recent activity. */
+/** The session with the most recent activity: the store's one-statement ranking, whatever it holds. */
 export function lastSession<P extends Port>(store: P): Answer<P, SessionInfo> {
   return drive(lastSessionSteps(store)) as Answer<P, SessionInfo>;
 }
 
 function* lastSessionSteps(store: Port): Steps<SessionInfo> {
-  const first = (yield* byActivitySteps(store))[0];
+  const first = (yield* value(store.recentSessions(1)))[0];
   if (first === undefined) throw new CliError(`there are no sessions in ${store.path} yet, so @last names none; \`strata run\` starts one`);
   return first.session;
 }

@@ -9,7 +9,7 @@ import { type Capture, checkoutWorkspace } from "@strata/agent";
 import type { Tree } from "@strata/dom";
 import type { AsyncStore, BranchInfo, EventId, EventMeta, Store } from "@strata/store";
 import type { AnySession } from "./port.ts";
-import { branchDirLabel, filesAt, isDir, lineDir, recordBranchDir, trackerFor } from "./workspace.ts";
+import { branchDirLabel, filesAt, isDir, recordBranchDir, trackerFor } from "./workspace.ts";
 
 /** The files a new line of history starts from, and the event that recorded them (if one did). */
 export interface StartingFiles {

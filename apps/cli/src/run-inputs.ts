@@ -21,9 +21,9 @@ import {
   workspaceElement,
   workspaceTools,
 } from "@strata/agent";
-import { EngineError, materialize, NotLoaded, type Port, type Session } from "@strata/engine";
+import { materialize, type Session } from "@strata/engine";
 import { createModel } from "@strata/models";
-import { type BranchInfo, drive, isAsyncStore } from "@strata/store";
+import { type BranchInfo, isAsyncStore } from "@strata/store";
 import { type BranchDir, dirOwner, ranksBefore, takeOwnDir } from "./branch-dir.ts";
 import { type Args, int, list, str } from "./command.ts";
 import type { Context } from "./context.ts";

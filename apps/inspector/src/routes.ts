@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type BlobText, blobReader, fetchBlobs, projectRequest } from "@strata/agent";
 import { diffTrees, select, type Tree, toXml } from "@strata/dom";
-import { decodeEvent, EngineError, treeBlobRefs } from "@strata/engine";
+import { decodeEvent, treeBlobRefs } from "@strata/engine";
 import { type AsyncStore, type EventMeta, isAsyncStore, type Store } from "@strata/store";
 import { HttpError } from "./failure.ts";
 import { fileDiff } from "./file-diff.ts";

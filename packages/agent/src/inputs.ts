@@ -17,7 +17,7 @@
  *   </config>
  */
 import { type Element, type NodeId, type NodeSpec, type Op, type Tree, TreeDraft } from "@strata/dom";
-import { type Answer, EngineError, metaOf, type Port, type Session } from "@strata/engine";
+import { type Answer, metaOf, type Port, type Session } from "@strata/engine";
 import { drive, type EventMeta, isAsyncStore, type Store, value } from "@strata/store";
 import type { ModelSettings } from "./model.ts";
 import { AgentBlobs, type AnySession, missingBlob } from "./port.ts";

@@ -23,6 +23,7 @@ import {
   type LeaseResult,
   type LogQuery,
   newSessionId,
+  type SessionActivity,
   type SessionId,
   type SessionInfo,
   type SessionQuery,
@@ -203,6 +204,31 @@ export class PgBackend implements AsyncStore {
       query.limit !== undefined && Number.isFinite(query.limit) ? query.limit : null,
     ]);
     return rows.map((r) => sessionOf(r as never));
+  }
+
+  async recentSessions(limit?: number): Promise<SessionActivity[]> {
+    const s = this.#s;
+    // Every branch's head (its pinned event, else its segment's tip), kept when it is an event of the
+    // session; the newest per session (ts, then id) ranks the sessions. One statement.
+    const rows = await this.#db.q(
+      `WITH heads AS (
+         SELECT b.session, COALESCE(b.head, (SELECT id FROM ${s}.events WHERE segment = b.segment ORDER BY depth DESC LIMIT 1)) AS head
+         FROM ${s}.branches b
+       ), newest AS (
+         SELECT DISTINCT ON (h.session) h.session, e.id, e.ts
+         FROM heads h JOIN ${s}.events e ON e.id = h.head JOIN ${s}.segments g ON g.id = e.segment AND g.session = h.session
+         ORDER BY h.session, e.ts DESC, e.id DESC
+       )
+       SELECT x.id, x.title, x.created, x.metadata, n.id AS last_id, n.ts AS last_ts
+       FROM ${s}.sessions x LEFT JOIN newest n ON n.session = x.id
+       ORDER BY COALESCE(n.ts, x.created) DESC, x.id DESC LIMIT $1`,
+      [limit !== undefined && Number.isFinite(limit) ? limit : null],
+    );
+    return rows.map((r) => ({
+      session: sessionOf(r as never),
+      lastEvent: r.last_id === null ? null : (Number(r.last_id) as EventId),
+      lastActivity: Number(r.last_ts ?? r.created),
+    }));
   }
 
   async findSessions(prefix: string): Promise<SessionInfo[]> {

@@ -74,6 +74,9 @@ export const ARGS: { readonly [M in StoreMethod]: Check } = {
     if (query.limit !== undefined) checkCount(query.limit, "listSessions: limit");
     if (query.before !== undefined) checkSession(query.before, "listSessions: before");
   },
+  recentSessions(limit?: unknown) {
+    if (limit !== undefined) checkCount(limit, "recentSessions: limit");
+  },
   findSessions(prefix: unknown) {
     if (typeof prefix !== "string") bad(`findSessions takes a prefix string, got ${show(prefix)}`);
   },

@@ -26,6 +26,7 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SessionActivity,
   SessionId,
   SessionInfo,
   SessionQuery,
@@ -127,6 +128,16 @@ export class CheckedStore implements Store {
       return this.inner.listSessions(query);
     } catch (e) {
       throw toStoreError(e, "store.listSessions", this.mapError);
+    }
+  }
+
+  recentSessions(limit?: number): SessionActivity[] {
+    try {
+      this.open();
+      ARGS.recentSessions(limit);
+      return this.inner.recentSessions(limit);
+    } catch (e) {
+      throw toStoreError(e, "store.recentSessions", this.mapError);
     }
   }
 

@@ -37,6 +37,7 @@ export {
   type LeaseInfo,
   type LeaseResult,
   type LogQuery,
+  type SessionActivity,
   type SessionId,
   type SessionInfo,
   type SessionQuery,

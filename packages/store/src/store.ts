@@ -15,6 +15,7 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SessionActivity,
   SessionId,
   SessionInfo,
   SessionQuery,
@@ -62,6 +63,13 @@ export interface Store {
    * `before`). A page is one range read of the index, whatever the store holds.
    */
   listSessions(query?: SessionQuery): SessionInfo[];
+  /**
+   * Sessions by last activity, most recent first (ties: the newer session first), at most `limit`:
+   * each with the newest of its branch heads. One statement however many sessions the store holds
+   * (what `@last` and a listing by activity ask, without a lookup per session). A head that cannot
+   * be read (a damaged file) counts as no activity.
+   */
+  recentSessions(limit?: number): SessionActivity[];
   /** Sessions whose id starts with `prefix` (case-insensitive). */
   findSessions(prefix: string): SessionInfo[];
   /** Replaces title and/or merges metadata. */
@@ -168,6 +176,7 @@ export const STORE_METHODS = [
   "createSession",
   "getSession",
   "listSessions",
+  "recentSessions",
   "findSessions",
   "updateSession",
   "reserve",

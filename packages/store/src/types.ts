@@ -69,6 +69,15 @@ export interface SessionQuery {
   readonly before?: SessionId;
 }
 
+/** A session with its last activity (`recentSessions`). */
+export interface SessionActivity {
+  readonly session: SessionInfo;
+  /** The newest of its branch heads (the greatest `ts`, then id); null when none can be read. */
+  readonly lastEvent: EventId | null;
+  /** That event's `ts`, or the session's `created` without one. */
+  readonly lastActivity: number;
+}
+
 /** How a branch came to be. */
 export type BranchOrigin = "genesis" | "fork" | "rewind";
 

@@ -25,6 +25,7 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SessionActivity,
   SessionId,
   SessionInfo,
   SessionQuery,
@@ -191,6 +192,15 @@ export class SqliteBackend implements Store {
     const limit = query.limit !== undefined && Number.isFinite(query.limit) ? query.limit : -1; // SQLite: a negative LIMIT is none
     const before = query.before ?? "\u{10FFFF}";
     return this.#st.sessions.all(before, limit).map(sessionOf);
+  }
+
+  recentSessions(limit?: number): SessionActivity[] {
+    const n = limit !== undefined && Number.isFinite(limit) ? limit : -1; // SQLite: a negative LIMIT is none
+    return this.#st.recentSessions.all(n).map((r) => ({
+      session: sessionOf(r),
+      lastEvent: r.last_id === null ? null : (Number(r.last_id) as EventId),
+      lastActivity: Number(r.last_ts ?? r.created),
+    }));
   }
 
   findSessions(prefix: string): SessionInfo[] {

@@ -150,6 +150,19 @@ export function prepare(db: Database.Database, legacy = false) {
     sessions: rows<[before: string, limit: number], SessionRow>(
       `SELECT ${sessionCols} FROM sessions WHERE id < ? ORDER BY id DESC LIMIT ?`,
     ),
+    // Every branch's head (its pinned event, else its segment's tip), kept when it is an event of the
+    // session; the newest per session (ts, then id) ranks the sessions. One statement (recentSessions).
+    recentSessions: rows<[limit: number], SessionRow & { last_id: number | null; last_ts: number | null }>(
+      `WITH heads AS (
+         SELECT b.session, COALESCE(b.head, ${tipOf}) AS head FROM branches b
+       ), ranked AS (
+         SELECT h.session, e.id, e.ts, ROW_NUMBER() OVER (PARTITION BY h.session ORDER BY e.ts DESC, e.id DESC) AS n
+         FROM heads h JOIN events e ON e.id = h.head JOIN segments g ON g.id = e.segment AND g.session = h.session
+       )
+       SELECT s.id, s.title, s.created, s.metadata, r.id AS last_id, r.ts AS last_ts
+       FROM sessions s LEFT JOIN ranked r ON r.session = s.id AND r.n = 1
+       ORDER BY COALESCE(r.ts, s.created) DESC, s.id DESC LIMIT ?`,
+    ),
     sessionsByPrefix: rows<[from: string, to: string], SessionRow>(
       `SELECT ${sessionCols} FROM sessions WHERE id >= ? AND id < ? ORDER BY id DESC`,
     ),

@@ -81,6 +81,7 @@ const CALLS: Record<StoreMethod, Entry> = {
       { name: "query.before", at: (_, v) => [{ before: v }], bad: NOT_SESSION },
     ],
   },
+  recentSessions: { valid: () => [1], slots: [{ name: "limit", at: (_, v) => [v], bad: [-1, 1.5, "3", null] }] },
   findSessions: { valid: () => ["0"], slots: [{ name: "prefix", at: (_, v) => [v], bad: [5, null, {}] }] },
   updateSession: {
     valid: (c) => [c.s, { title: "t" }],

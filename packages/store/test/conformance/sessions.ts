@@ -45,6 +45,50 @@ export function sessionsConformance(kit: Kit): void {
       expect(await store.listSessions({ before: "0000000000000000000000000Z" as SessionId })).toEqual([]);
     });
 
+    it("ST-30: recentSessions ranks by the newest branch head (any branch, pinned or not), ties to the newer session; limit; one row per session", async () => {
+      let t = 1_000;
+      const store = await kit.open({ now: () => (t += 1000) });
+      const make = async (title: string) => (await store.createSession({ title, genesis: { kind: "genesis@1", data: "{}" } })).session;
+      const a = await make("a");
+      const b = await make("b");
+      const c = await make("c");
+      const d = await make("d");
+      // Nothing appended yet: by their genesis events (created in order), newest first.
+      expect((await store.recentSessions()).map((r) => r.session.title)).toEqual(["d", "c", "b", "a"]);
+      const head = async (id: SessionId, branch = "main") => (await store.branch(id, branch))?.head as never;
+      // a: an event later than every genesis; c: on a fork (a pinned head, then its own segment) later still.
+      const [late] = await store.append(a.id, "main", await head(a.id), [{ kind: "patch@1", data: "{}", ts: 50_000 }]);
+      const cg = await head(c.id);
+      await store.fork(c.id, cg, "x");
+      const [later] = await store.append(c.id, "x", cg, [{ kind: "patch@1", data: "{}", ts: 60_000 }]);
+      // b: the same time as a's last event (a tie: the newer session, b, first); d: an older ts than its genesis.
+      const [tie] = await store.append(b.id, "main", await head(b.id), [{ kind: "patch@1", data: "{}", ts: 50_000 }]);
+      await store.append(d.id, "main", await head(d.id), [{ kind: "patch@1", data: "{}", ts: 10 }]);
+      const all = await store.recentSessions();
+      expect(all.map((r) => r.session.title)).toEqual(["c", "b", "a", "d"]);
+      expect(all.map((r) => [r.lastEvent, r.lastActivity])).toEqual([
+        [later?.id, 60_000],
+        [tie?.id, 50_000],
+        [late?.id, 50_000],
+        [(await store.branch(d.id, "main"))?.head, 10],
+      ]);
+      expect(all[0]?.session).toEqual(await store.getSession(c.id));
+      expect((await store.recentSessions(2)).map((r) => r.session.title)).toEqual(["c", "b"]);
+      expect(await store.recentSessions(0)).toEqual([]);
+      // The same ranking as reading every branch head of every session.
+      const brute = [];
+      for (const s of await store.listSessions()) {
+        let best: { id: number; ts: number } | undefined;
+        for (const br of await store.branches(s.id)) {
+          const m = await store.eventMeta(br.head);
+          if (m !== undefined && (best === undefined || m.ts > best.ts || (m.ts === best.ts && m.id > best.id))) best = m;
+        }
+        brute.push({ id: s.id, ts: best?.ts ?? s.created });
+      }
+      brute.sort((x, y) => y.ts - x.ts || (y.id < x.id ? -1 : 1));
+      expect(all.map((r) => r.session.id)).toEqual(brute.map((x) => x.id));
+    });
+
     it("a session's creation time is the store's clock, and its genesis event is depth 1 on main with no prior", async () => {
       const store = await kit.open({ now: () => 5_000 });
       const { session: s, genesis } = await store.createSession({ genesis: { kind: "genesis@1", label: "g", data: '{"x":1}' } });
