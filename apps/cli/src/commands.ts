@@ -82,11 +82,14 @@ const resume: Command = {
 const ls: Command = {
   name: "ls",
   summary: "list sessions",
-  usage: "strata ls [--all]",
+  usage: "strata ls [--all] [--limit N]",
   description:
-    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts).",
-  examples: ["strata ls", "strata ls --all --json", "strata ls -q | head -1"],
-  options: { all: { type: "boolean", description: "also list each session's branches, abandoned ones included" } },
+    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts). --limit N lists the N most recently active, found in one query however many sessions the database holds.",
+  examples: ["strata ls", "strata ls --limit 10", "strata ls --all --json", "strata ls -q | head -1"],
+  options: {
+    all: { type: "boolean", description: "also list each session's branches, abandoned ones included" },
+    limit: { type: "string", value: "N", description: "only the N most recently active sessions (default: all)" },
+  },
   positionals: { min: 0, max: 0 },
   json: true,
   load: () => import("./commands/ls.ts").then((m) => m.ls),

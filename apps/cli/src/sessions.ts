@@ -95,6 +95,16 @@ function* activitySteps(store: Port, session: SessionId): Generator<unknown, Act
   return { last, branches, damage };
 }
 
+/**
+ * The `limit` most recently active sessions with their activity: ranked by the store in one
+ * statement (`recentSessions`), then only those looked up (over the network, AT_ONCE at a time).
+ */
+export async function recentActivity(store: Port, limit: number): Promise<{ session: SessionInfo; activity: Activity }[]> {
+  const recent = await store.recentSessions(limit);
+  const found = await atOnce(recent, (r) => Promise.resolve(drive(activitySteps(store, r.session.id))));
+  return recent.map((r, k) => ({ session: r.session, activity: found[k] as Activity }));
+}
+
 /** Sessions ordered by last activity, most recent first (ties: the newer session first). */
 export function byActivity<P extends Port>(store: P): Answer<P, { session: SessionInfo; activity: Activity }[]> {
   return drive(byActivitySteps(store)) as Answer<P, { session: SessionInfo; activity: Activity }[]>;

@@ -78,6 +78,13 @@ describe("CLI-4 session handles", () => {
     store.close();
     const order = json<{ sessions: { id: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"])).sessions.map((s) => s.id);
     expect(order).toEqual([ids[0], ids[2], ids[1]]);
+    // --limit: the most recently active first, ranked by the store in one query; handles as in the full listing.
+    const full = json<{ sessions: { id: string; handle: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"])).sessions;
+    const top = json<{ sessions: { id: string; handle: string }[] }>(await strata(dir, ["--db", db, "ls", "--limit", "2", "--json"]));
+    expect(top.sessions).toEqual(full.slice(0, 2));
+    const bad = await strata(dir, ["--db", db, "ls", "--limit", "two"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--limit takes a whole number, got "two"/);
     for (const args of [
       ["log", "@last"],
       ["log", "--last"],

@@ -2,9 +2,9 @@
 import { STOP, type StopReason, TAG } from "@strata/agent";
 import { decodeEvent, type Port } from "@strata/engine";
 import type { BranchInfo, EventId, SessionInfo, StoredEvent } from "@strata/store";
-import { type CommandImpl, flag } from "../command.ts";
+import { type CommandImpl, flag, int } from "../command.ts";
 import { ago, columns } from "../output.ts";
-import { atOnce, byActivity, handlesOf, mainOf } from "../sessions.ts";
+import { atOnce, byActivity, handlesOf, mainOf, recentActivity } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
 
 /** A branch in every --json document (CLI-8). */
@@ -77,10 +77,12 @@ function statusText(status: string, outcome: Outcome): string {
 
 export const ls: CommandImpl = {
   async run(ctx, args) {
+    const limit = int(args, "limit", 0);
     const store = await ctx.reader();
     const now = ctx.now();
-    const listed = await byActivity(store);
-    const handles = handlesOf(listed.map((r) => r.session.id));
+    const listed = limit > 0 ? await recentActivity(store, limit) : await byActivity(store);
+    // Handles are unique among all the sessions, listed or not (one narrow read of their ids).
+    const handles = handlesOf(limit > 0 ? (await store.listSessions()).map((s) => s.id) : listed.map((r) => r.session.id));
     // an imported recording (IM-1) has no run to resume: its status says where it came from
     const importedOf = (s: SessionInfo) => (s.metadata as { import?: { from?: unknown } }).import;
     // The status of a session with a run reads its main head's event (over the network, a few at a time).
