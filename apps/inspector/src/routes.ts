@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type BlobText, blobReader, fetchBlobs, projectRequest } from "@strata/agent";
 import { diffTrees, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, treeBlobRefs } from "@strata/engine";
-import { type AsyncStore, type EventMeta, isAsyncStore, type Store } from "@strata/store";
+import { type AsyncStore, type EventMeta, isAsyncStore, type SessionInfo, type Store } from "@strata/store";
 import { HttpError } from "./failure.ts";
 import { fileDiff } from "./file-diff.ts";
 import { fileAt, filesPage, pathParam } from "./files.ts";
@@ -76,17 +76,19 @@ function eventRow(e: EventMeta): EventRow {
   return { id: e.id, prior: e.prior, depth: e.depth, ts: e.ts, kind: e.kind, label: e.label, by: e.by };
 }
 
+/** Sessions whose lookups the listing runs at once (the PostgreSQL store's pool holds 10 connections). */
+const LOOKUPS_AT_ONCE = 8;
+
 /** The table: every endpoint of the protocol, answered from `deps.store`. */
 export function routeTable(deps: RouteDeps): RouteTable {
   const { store, trees } = deps;
   return {
     sessions: route("sessions", async () => {
-      const sessions: SessionRow[] = [];
-      for (const s of await store.listSessions()) {
+      const row = async (s: SessionInfo): Promise<SessionRow> => {
         const branches = await store.branches(s.id);
         const main = branches.find((b) => b.name === "main") ?? branches[0];
         const head = main === undefined ? undefined : await store.eventMeta(main.head);
-        sessions.push({
+        return {
           id: s.id,
           title: s.title,
           created: s.created,
@@ -94,8 +96,13 @@ export function routeTable(deps: RouteDeps): RouteTable {
           events: main?.headDepth ?? 0,
           lastActivity: head?.ts ?? s.created,
           lastLabel: head?.label ?? null,
-        });
-      }
+        };
+      };
+      // Over the network a session's two lookups are round trips: LOOKUPS_AT_ONCE sessions at a time, in order.
+      const all = await store.listSessions();
+      const sessions: SessionRow[] = [];
+      for (let i = 0; i < all.length; i += LOOKUPS_AT_ONCE)
+        sessions.push(...(await Promise.all(all.slice(i, i + LOOKUPS_AT_ONCE).map(row))));
       return { sessions };
     }),
 
