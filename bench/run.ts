@@ -25,7 +25,7 @@ const DOC = join(ROOT, "docs", "benchmarks.md");
 /** Benchmark groups, each a folder of files and a section of docs/benchmarks.md, in doc order. */
 const GROUPS: Record<string, readonly string[]> = {
   dom: ["apply", "select", "serialize", "memory"],
-  store: ["append", "resume", "chains"],
+  store: ["append", "resume", "chains", "search"],
   engine: ["session"],
   agent: ["loop", "prompt", "inspector"],
   workspace: ["baseline", "calls", "fork"],

@@ -45,8 +45,9 @@ for (const [label, by] of [
   ids.push(head);
 }
 store.fork(a.session.id, ids[1] as EventId, "experiment");
+// Searchable text (SE-4, schema 4 on): one event on a fork, one in the other session.
 const x = store.append(a.session.id, "experiment", ids[1] as EventId, [
-  { kind: "patch@1", label: "x1", data: '{"x":1}' },
+  { kind: "patch@1", label: "x1", data: '{"x":1}', search: "the experiment branch reads notes/planning.md" },
   { kind: "patch@1", label: null, by: "tool", data: '{"x":2}' },
 ]);
 head = one(store.append(a.session.id, "main", head, [{ kind: "patch@1", label: "e5", data: "{}" }])).id;
@@ -58,7 +59,7 @@ store.putSnapshot(x[1]?.id as EventId, '{"format":"fixture"}', [page, store.putB
 
 const b = store.createSession({ title: null, genesis: { kind: "genesis@1", data: "{}" } });
 store.append(b.session.id, "main", b.genesis.id, [
-  { kind: "patch@1", label: "only", by: "user", data: '{"unicode":"é ✓ 𝄞"}' },
+  { kind: "patch@1", label: "only", by: "user", data: '{"unicode":"é ✓ 𝄞"}', search: "décisions ✓ 𝄞 and open questions" },
   { kind: "patch@1", data: "" },
 ]);
 console.log(`wrote ${path} (schema ${SCHEMA_VERSION}): sessions ${a.session.id} and ${b.session.id}, head of main ${head}`);

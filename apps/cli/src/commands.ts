@@ -95,6 +95,28 @@ const ls: Command = {
   load: () => import("./commands/ls.ts").then((m) => m.ls),
 };
 
+const search: Command = {
+  name: "search",
+  summary: "find events by the words of their messages, tool calls and outputs",
+  usage: "strata search TEXT... [--session SESSION] [--limit N] [--before EVENT]",
+  description:
+    "Every word must be in an event's text (case does not matter; a word is a run of letters and digits, so read_file, src/a.ts and 2026-11-02 each match those words in order); \"…\" is a phrase. Hits are newest first as HANDLE@EVENT — an address show, prompt, fork and rewind take — with the time, the event's label and the text around the match. --before pages on: the last line of a page prints the command for the next. The index is kept at append time on SQLite (FTS5) and PostgreSQL (tsvector); a database written by an older strata is indexed once on the first search, with progress. No hit is not an error (exit 0); -q prints only the addresses.",
+  examples: [
+    "strata search planning notes",
+    "strata search '\"open questions\"' --session @last",
+    "strata search read_file --limit 5 --json",
+    "strata search deploy --before 1234",
+  ],
+  options: {
+    session: { type: "string", value: "SESSION", description: "only this session's events (a handle, an id prefix or @last)" },
+    limit: { type: "string", value: "N", description: "at most N hits (default 20, at most 1000)" },
+    before: { type: "string", value: "EVENT", description: "only events older than this one (the next page)" },
+  },
+  positionals: { min: 1, max: 64 },
+  json: true,
+  load: () => import("./commands/search.ts").then((m) => m.search),
+};
+
 const log: Command = {
   name: "log",
   summary: "show a branch's events",
@@ -404,6 +426,7 @@ export const COMMANDS: readonly Command[] = [
   run,
   resume,
   ls,
+  search,
   log,
   show,
   diff,

@@ -268,6 +268,35 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   }, 120_000);
 
+  it("CLI-38 SE-4: search on PostgreSQL finds what it finds on SQLite: the same hits, labels and snippets, newest first", async () => {
+    // The same events on both (a live run streams on SQLite and commits whole texts on PostgreSQL):
+    // the demo run on SQLite, moved into PostgreSQL as a bundle, whose import indexes every event.
+    const dir = demoDir();
+    const db = `${pg}?schema=${schema}_search`;
+    const local = join(dir, "local.db");
+    const r = await strata(dir, ["--db", local, "run", "-q"]);
+    expect(r.code, r.stderr).toBe(0);
+    const bundle = await strata(dir, ["--db", local, "export", "@last"]);
+    writeFileSync(join(dir, "demo.json"), bundle.stdout);
+    const moved = await strata(dir, ["--db", db, "import", "demo.json"]);
+    expect(moved.code, moved.stderr).toBe(0);
+    for (const q of ["read_file", "planning notes", '"open questions"', "notes/2026-11-02-planning.md", "SUMMARY.md decisions"]) {
+      const hits = async (where: string) => {
+        const r = await strata(dir, ["--db", where, "search", q, "--json", "--limit", "1000"]);
+        expect(r.code, r.stderr).toBe(0);
+        return json<{ hits: { label: string; snippet: string; marks: number[][] }[] }>(r).hits.map((h) => [h.label, h.snippet, h.marks]);
+      };
+      const onPg = await hits(db);
+      expect(onPg.length, q).toBeGreaterThan(0);
+      expect(onPg, q).toEqual(await hits(local));
+    }
+    const paged = json<{ hits: unknown[]; next: number | null }>(
+      await strata(dir, ["--db", db, "search", "the", "--limit", "2", "--json"]),
+    );
+    expect(paged.hits).toHaveLength(2);
+    expect(paged.next).not.toBeNull();
+  }, 120_000);
+
   it("a bad bundle is refused before anything is written; other tools' sessions import into PostgreSQL, and re-run there from the recording", async () => {
     const dir = demoDir();
     writeFileSync(join(dir, "bad.json"), '{"format":"strata-bundle@2"}');

@@ -55,7 +55,9 @@ export {
   type OpKind,
   type OpOf,
   type Patch,
+  patchText,
   type Quote,
+  textsWritten,
 } from "./ops.ts";
 export { count, matches, type SelectOptions, select, selectOne } from "./select.ts";
 export { MAX_COMPOUNDS, MAX_SELECTOR_NESTING } from "./selector-parse.ts";

@@ -74,3 +74,18 @@ export function describeOp(op: Op, options: DescribeOptions = {}): string {
 export function attrsWritten(op: Op, visit: AttrVisitor): void {
   opDef(op).attrsWritten(op, visit);
 }
+
+/** Calls `visit` for every text `op` writes, in document order (see `OpDef.textsWritten`). */
+export function textsWritten(op: Op, visit: (text: string) => void): void {
+  opDef(op).textsWritten(op, visit);
+}
+
+/**
+ * The searchable text of a patch (SE-1): every text its ops write, in op order, one per line.
+ * "" when it writes none (a patch of attributes, moves and removals).
+ */
+export function patchText(patch: readonly Op[]): string {
+  const parts: string[] = [];
+  for (const op of patch) textsWritten(op, (t) => void parts.push(t));
+  return parts.join("\n");
+}

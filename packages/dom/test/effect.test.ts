@@ -18,8 +18,10 @@ import {
   OP_KINDS,
   type Op,
   type PatchEffect,
+  patchText,
   shiftMinted,
   skeletonTree,
+  textsWritten,
   toXml,
 } from "../src/index.ts";
 import { SKELETON } from "./arbitraries.ts";
@@ -175,5 +177,37 @@ describe("DOM-41 one home per op kind", () => {
     );
     expect(seen(["set", n(5), "status", "done"])).toEqual([[undefined, "status", "done", 5]]);
     for (const op of every.slice(2)) expect(seen(op), op[0]).toEqual([]);
+  });
+
+  it("SE-1: textsWritten lists the texts an op writes, in document order; every kind says, and patchText joins them", () => {
+    const texts = (op: Op) => {
+      const out: string[] = [];
+      textsWritten(op, (t) => void out.push(t));
+      return out;
+    };
+    const spec = {
+      tag: "a",
+      text: "first",
+      children: [
+        { tag: "b", text: "second", children: [{ tag: "c", text: "third" }] },
+        { tag: "d", text: "" },
+        { tag: "e", text: "fourth" },
+      ],
+    };
+    expect(texts(["ins", n(3), null, spec])).toEqual(["first", "second", "third", "fourth"]);
+    expect(texts(["text", n(5), "replaced"])).toEqual(["replaced"]);
+    expect(texts(["append", n(5), " more"])).toEqual([" more"]);
+    expect(texts(["set", n(5), "status", "done"])).toEqual([]);
+    const byKind = new Map(every.map((op) => [op[0], texts(op)]));
+    expect(new Set(byKind.keys())).toEqual(new Set(OP_KINDS));
+    for (const kind of ["mv", "rm", "set"]) expect(byKind.get(kind as Op[0]), kind).toEqual([]);
+    expect(
+      patchText([
+        ["text", n(5), "a"],
+        ["rm", n(6)],
+        ["append", n(5), "b"],
+      ]),
+    ).toBe("a\nb");
+    expect(patchText([["rm", n(6)]])).toBe("");
   });
 });

@@ -13,6 +13,7 @@ import { BundleError } from "./bundle.ts";
 import { type BundleFacts, factsOf } from "./bundle-check.ts";
 import { type DecodeBundleOptions, decodeBundle } from "./bundle-decode.ts";
 import { EngineError } from "./errors.ts";
+import { searchTextOfPayload } from "./events.ts";
 import { DEFAULT_SNAPSHOT_EVERY, ID_BLOCK } from "./journal.ts";
 import { materializeVersion } from "./materialize.ts";
 import { replayVerify } from "./replay.ts";
@@ -60,7 +61,10 @@ export function importBundle(store: Store, bundle: Bundle, options: ImportBundle
   return store.transaction(() => write(store, bundle, checked, options));
 }
 
-const input = (e: BundleEvent): EventInput => ({ kind: e.kind, label: e.label, by: e.by, ts: e.ts, data: e.data });
+function input(e: BundleEvent): EventInput {
+  const search = searchTextOfPayload(e.kind, e.data);
+  return { kind: e.kind, label: e.label, by: e.by, ts: e.ts, data: e.data, ...(search === undefined ? {} : { search }) };
+}
 
 function write(store: Store, bundle: Bundle, facts: BundleFacts, options: ImportBundleOptions): ImportReport {
   const progress = options.progress;

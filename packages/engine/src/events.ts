@@ -4,6 +4,7 @@
  */
 import {
   applyPatch,
+  attrsWritten,
   checkOp,
   checkSpec,
   DomError,
@@ -12,6 +13,7 @@ import {
   type NodeSpec,
   type Op,
   type PatchEffect,
+  patchText,
   skeletonTree,
   type Tree,
 } from "@strata/dom";
@@ -62,6 +64,43 @@ export function isChecked(ops: readonly Op[]): boolean {
 /** The payload of a patch event, exactly the article's `data: {"ops":[…]}`. */
 export function encodePatch(ops: readonly Op[]): string {
   return JSON.stringify({ ops });
+}
+
+/** Attributes whose values search indexes beside the texts (SE-2): the tool a call names, the path of a file. */
+export const SEARCH_ATTRS: ReadonlySet<string> = new Set(["tool", "path"]);
+
+/** Most characters of one event's text the search index keeps (SE-2): the rest is not searchable. */
+export const MAX_SEARCH_CHARS = 100_000;
+
+/**
+ * What search indexes of a patch (SE-1, SE-2): the values of {@link SEARCH_ATTRS} it writes, then the
+ * texts its ops write, one per line, at most
+ * {@link MAX_SEARCH_CHARS} characters (cut before a lone surrogate); undefined when there are none.
+ */
+export function searchTextOf(ops: readonly Op[]): string | undefined {
+  // The names a search finds an element by come first: a call's tool, a file's path (SE-2).
+  const named: string[] = [];
+  for (const op of ops)
+    attrsWritten(op, (_spec, name, value) => {
+      if (SEARCH_ATTRS.has(name) && value !== "") named.push(value);
+    });
+  const texts = patchText(ops);
+  let text = named.length === 0 ? texts : texts === "" ? named.join("\n") : `${named.join("\n")}\n${texts}`;
+  if (text.length > MAX_SEARCH_CHARS) {
+    const cut = text.charCodeAt(MAX_SEARCH_CHARS - 1);
+    text = text.slice(0, cut >= 0xd800 && cut <= 0xdbff ? MAX_SEARCH_CHARS - 1 : MAX_SEARCH_CHARS);
+  }
+  return /\S/.test(text) ? text : undefined;
+}
+
+/** {@link searchTextOf} of a stored payload (a bundle's, an older file's); undefined for a genesis or a payload that does not decode. */
+export function searchTextOfPayload(kind: string, data: string): string | undefined {
+  if (kind !== PATCH_KIND) return undefined;
+  try {
+    return searchTextOf(decodePatch((JSON.parse(data) as { ops: unknown }).ops));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Decodes and validates a stored event's payload; throws `EngineError` saying which event and why. */

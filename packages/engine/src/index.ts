@@ -32,6 +32,7 @@ export { type MaterializeOptions, materialize, materializeVersion } from "./mate
 export type { Answer, Port } from "./port.ts";
 export { type ReplayReport, replayVerify } from "./replay.ts";
 export { Replica } from "./replica.ts";
+export { type IndexBacklogOptions, indexSearchBacklog } from "./search.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";
 export { bodyOf, metaOf } from "./skeleton.ts";
 export { loadTree } from "./snapshots.ts";

@@ -17,7 +17,7 @@ import {
   value,
 } from "@strata/store";
 import { EngineError } from "./errors.ts";
-import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND } from "./events.ts";
+import { DEFAULT_SKELETON, decodeEvent, encodeGenesis, encodePatch, foldEvent, GENESIS_KIND, PATCH_KIND, searchTextOf } from "./events.ts";
 import { scanLifecycle, updateLifecycle } from "./lifecycle.ts";
 import { settle } from "./loading.ts";
 import { materializeSteps } from "./materialize.ts";
@@ -465,13 +465,18 @@ export class Journal {
         this.session,
         this.branch,
         head.id,
-        inputs.map((i, k) => ({
-          kind: PATCH_KIND,
-          label: i.label ?? null,
-          by: i.by ?? null,
-          ts: i.ts,
-          data: encodePatch(patches[k] as readonly Op[]),
-        })),
+        inputs.map((i, k) => {
+          const ops = patches[k] as readonly Op[];
+          const search = searchTextOf(ops);
+          return {
+            kind: PATCH_KIND,
+            label: i.label ?? null,
+            by: i.by ?? null,
+            ts: i.ts,
+            data: encodePatch(ops),
+            ...(search === undefined ? {} : { search }),
+          };
+        }),
         this.#lease === undefined ? undefined : { lease: this.#lease },
       ),
     );

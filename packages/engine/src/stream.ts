@@ -1,8 +1,9 @@
 /**
  * Streaming text into an element (EN-27): every chunk shows at once in the session's tree and
  * reaches subscribers as a `chunk` frame; chunks become durable `append` ops at a bounded rate
- * (every `intervalMs` or `maxBytes`, whichever comes first). A crash loses at most the last
- * unflushed interval; `close()` flushes.
+ * (every `intervalMs` or `maxBytes`, whichever comes first). A timed flush ends at a word boundary
+ * (SE-3): the word being written waits for the next one. A crash loses at most the last unflushed
+ * interval and that word; `close()` flushes.
  *
  * A stream ends when its element can no longer take text: a commit that removes the element or
  * gives it children ends it (everything appended before that commit was flushed first), and so
@@ -35,6 +36,22 @@ export interface StreamHost {
   accepts(id: NodeId): boolean;
   /** The stream ended (after its last flush). */
   ended(stream: StreamWriter): void;
+}
+
+/** Longest word a timed flush holds back to keep it whole (SE-3), in UTF-16 code units. */
+const WORD_HOLD = 256;
+
+const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u;
+
+/** Where the text's last word begins: just after its last character that is not part of a word (0 when none is). */
+function lastBoundary(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    // Halves of a pair are never a boundary, so a cut never separates them.
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    if (!WORD_CHAR.test(text[i] as string)) return i + 1;
+  }
+  return 0;
 }
 
 export class StreamWriter {
@@ -100,12 +117,41 @@ export class StreamWriter {
     this.host.showChunk(this.element, text);
     if (this.#pending.length >= this.#max) this.flush();
     else if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.flushQuietly();
-      }, this.#interval);
-      this.#timer.unref?.();
+      this.#schedule();
     }
+  }
+
+  #schedule(): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#flushWords();
+    }, this.#interval);
+    this.#timer.unref?.();
+  }
+
+  /**
+   * The timer's flush: the pending text up to its last word boundary, so a durable chunk never
+   * ends inside a word and every word is searchable in the event that holds it (SE-3). The word
+   * being written waits for the next flush; one longer than {@link WORD_HOLD} characters, a flush
+   * asked for (`flush`, `close`, a commit of the session) or a full buffer flush everything.
+   */
+  #flushWords(): void {
+    const text = this.#pending;
+    if (text === "" || this.#closed) return;
+    const cut = lastBoundary(text);
+    if (cut === text.length || text.length - cut > WORD_HOLD) {
+      this.flushQuietly();
+      return;
+    }
+    if (cut === 0) {
+      this.#schedule();
+      return;
+    }
+    this.#pending = text.slice(0, cut);
+    this.flushQuietly();
+    if (this.#closed) return;
+    this.#pending += text.slice(cut);
+    if (this.#timer === undefined) this.#schedule();
   }
 
   /**

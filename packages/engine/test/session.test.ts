@@ -370,9 +370,39 @@ describe("EN-27 streams", () => {
     w.append("a\u001b[31m\uD83D");
     w.append("\uDE00b");
     await new Promise((r) => setTimeout(r, 30));
-    expect(s.durableTree.get((s.selectOne("user") as { id: NodeId }).id)?.text).toBe("qa␛[31m😀b");
+    const durable = () => s.durableTree.get((s.selectOne("user") as { id: NodeId }).id)?.text;
+    // SE-3: the timed flush ends at the last word boundary; the word being written waits.
+    expect(durable()).toBe("qa␛[");
+    w.append(" next");
+    await new Promise((r) => setTimeout(r, 30));
+    expect(durable()).toBe("qa␛[31m😀b ");
     w.close();
+    expect(durable()).toBe("qa␛[31m😀b next");
     expect(() => w.append("more")).toThrow(/closed/);
+  });
+
+  it("SE-3: a timed flush never ends inside a word, and a word longer than it holds is flushed whole", async () => {
+    const s = Session.create(openStore(":memory:"));
+    turn(s, "q");
+    const user = (s.selectOne("user") as { id: NodeId }).id;
+    const w = s.stream(user, { intervalMs: 5 });
+    const chunks = ["The meet", "ing no", "tes, ", "déci", "sions", " and ", "x".repeat(300)];
+    for (const c of chunks) {
+      w.append(c);
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    w.close();
+    const appended = s.log().flatMap((m) => {
+      const e = s.store.event(m.id);
+      return e === undefined || e.kind !== "patch@1"
+        ? []
+        : (JSON.parse(e.data).ops as unknown[][]).filter((o) => o[0] === "append").map((o) => o[2] as string);
+    });
+    expect(appended.join("")).toBe(chunks.join(""));
+    // Every durable chunk but the last ends at a boundary, or is the over-long word flushed whole.
+    for (const c of appended.slice(0, -1)) expect(/[^\p{L}\p{N}_]$/u.test(c) || c.endsWith("x".repeat(256))).toBe(true);
+    expect(appended.some((c) => c.includes("meeting"))).toBe(true);
+    expect(appended.some((c) => c.includes("décisions"))).toBe(true);
   });
 
   it("a crash loses at most the unflushed interval", () => {

@@ -12,6 +12,7 @@ import { type BranchInfo, type EventId, type EventInput, type EventMeta, HeadCon
 import { branchOf, digestBytes, leaseOf, notFound } from "@strata/store/backend";
 import type { PgConnection } from "./connection.ts";
 import { branchCols, tipKey } from "./rows.ts";
+import { indexWords, TSV } from "./schema.ts";
 
 /** The last known tip of a branch this process appended to: the one-statement append's hint, checked by SQL. */
 export interface Tip {
@@ -98,9 +99,11 @@ export class PgAppends {
           : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $11 AND branch = $12 AND token = $13 AND owner IS NOT NULL FOR SHARE)`;
       const values: unknown[] = [tip.segment, depth, tip.id, e.kind, label, by, ts, digest, null, e.data, session, branch];
       if (lease !== undefined) values.push(lease);
+      values.push(e.search ?? null, indexWords(e.search));
+      const sp = `$${values.length - 1}`;
       const row = await this.#db.one<{ id: number }>(
-        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ${sp}::text, ${TSV(`$${values.length}::text`)}
          WHERE EXISTS (SELECT 1 FROM ${s}.branches WHERE session = $11 AND name = $12 AND segment = $1 AND head IS NULL)
            AND EXISTS (SELECT 1 FROM ${s}.events WHERE id = $3 AND segment = $1 AND depth = $2 - 1)
            ${fenced}
@@ -149,12 +152,14 @@ export class PgAppends {
         ? ""
         : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $1 AND branch = $2 AND token = $12 AND owner IS NOT NULL FOR SHARE)`;
     if (lease !== undefined) values.push(lease);
+    values.push(e.search ?? null, indexWords(e.search));
+    const sp = `$${values.length - 1}`;
     const row = await this.#db.one<{ id: number; segment: number }>(
       `WITH b AS (SELECT 1 FROM ${s}.branches WHERE session = $1 AND name = $2 AND head = $3 ${fenced} FOR UPDATE),
             g AS (INSERT INTO ${s}.segments (session, parent, fork_depth) SELECT $1, $4, $5 FROM b RETURNING id),
             u AS (UPDATE ${s}.branches SET segment = g.id, head = NULL FROM g WHERE session = $1 AND name = $2 RETURNING g.id AS seg)
-       INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data)
-       SELECT u.seg, $5 + 1, $3, $6, $7, $8, $9, $10, NULL, $11 FROM u
+       INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
+       SELECT u.seg, $5 + 1, $3, $6, $7, $8, $9, $10, NULL, $11, ${sp}::text, ${TSV(`$${values.length}::text`)} FROM u
        RETURNING id, segment`,
       values,
     );
@@ -223,7 +228,7 @@ export class PgAppends {
       segment = Number(owned?.segment);
     }
     const out: EventMeta[] = [];
-    const cols: unknown[][] = [[], [], [], [], [], [], [], [], []];
+    const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], [], []];
     let digest: Buffer = row.head_digest as Buffer;
     let depth = current.headDepth;
     for (const ev of events) {
@@ -233,7 +238,8 @@ export class PgAppends {
       digest = digestBytes(digest, ev.kind, label, by, ts, ev.data);
       const [blob, data] = await this.payload(ev.data);
       depth++;
-      for (const [k, v] of [segment, depth, ev.kind, label, by, ts, digest, blob, data].entries()) (cols[k] as unknown[]).push(v);
+      const row = [segment, depth, ev.kind, label, by, ts, digest, blob, data, ev.search ?? null, indexWords(ev.search)];
+      for (const [k, v] of row.entries()) (cols[k] as unknown[]).push(v);
       out.push({ id: 0 as EventId, session, prior: null, depth, kind: ev.kind, label, by, ts, digest: digest.toString("hex") });
     }
     // One statement: the ids are taken in order from the sequence, each row's prior the row before.
@@ -241,10 +247,11 @@ export class PgAppends {
     try {
       const rows = await this.#db.q<{ id: number }>(
         `WITH v AS (SELECT t.*, nextval(pg_get_serial_sequence('${s}.events', 'id')) AS id
-                    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::bytea[], $9::text[])
-                         WITH ORDINALITY AS t(segment, depth, kind, label, by, ts, digest, blob, data, ord))
-         INSERT INTO ${s}.events (id, segment, depth, prior, kind, label, by, ts, digest, blob, data)
-         SELECT id, segment, depth, COALESCE(lag(id) OVER (ORDER BY ord), $10), kind, label, by, ts, digest, blob, data FROM v ORDER BY ord
+                    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bytea[], $8::bytea[], $9::text[], $10::text[], $11::text[])
+                         WITH ORDINALITY AS t(segment, depth, kind, label, by, ts, digest, blob, data, search, words, ord))
+         INSERT INTO ${s}.events (id, segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
+         SELECT id, segment, depth, COALESCE(lag(id) OVER (ORDER BY ord), $12), kind, label, by, ts, digest, blob, data, search, ${TSV("words")}
+         FROM v ORDER BY ord
          RETURNING id`,
         [...cols, head],
       );

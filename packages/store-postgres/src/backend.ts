@@ -23,6 +23,8 @@ import {
   type LeaseResult,
   type LogQuery,
   newSessionId,
+  type SearchHit,
+  type SearchQuery,
   type SessionActivity,
   type SessionId,
   type SessionInfo,
@@ -48,14 +50,17 @@ import {
   PageDirectories,
   type Segment,
   type Span,
+  searchLimit,
+  searchTerms,
   sessionOf,
+  snippetOf,
 } from "@strata/store/backend";
 import type { Pool } from "pg";
 import { PgAppends } from "./appends.ts";
 import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
 import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
-import { ident } from "./schema.ts";
+import { ident, indexWords, TSV } from "./schema.ts";
 import { verifyPg } from "./verify.ts";
 
 /** What the backend is opened with besides its pool. */
@@ -181,8 +186,9 @@ export class PgBackend implements AsyncStore {
       );
       const [blob, data] = await this.#appends.payload(g.data);
       const ev = await this.#db.one<{ id: number }>(
-        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data) VALUES ($1, 1, NULL, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-        [segment, g.kind, label, by, ts, digest, blob, data],
+        `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
+         VALUES ($1, 1, NULL, $2, $3, $4, $5, $6, $7, $8, $9, ${TSV("$10::text")}) RETURNING id`,
+        [segment, g.kind, label, by, ts, digest, blob, data, g.search ?? null, indexWords(g.search)],
       );
       const eid = Number(ev?.id) as EventId;
       this.#appends.tip(id, "main", { segment, depth: 1, id: eid, digest });
@@ -229,6 +235,67 @@ export class PgBackend implements AsyncStore {
       lastEvent: r.last_id === null ? null : (Number(r.last_id) as EventId),
       lastActivity: Number(r.last_ts ?? r.created),
     }));
+  }
+
+  // ── search (SE-4 … SE-6) ────────────────────────────────────────────────────────────────────
+
+  async search(query: SearchQuery): Promise<SearchHit[]> {
+    const terms = searchTerms(query.text);
+    const limit = searchLimit(query);
+    const s = this.#s;
+    // Each term a phrase of its words, cut as the index cuts the text (schema.ts, version 2).
+    const values: unknown[] = terms.map((words) => words.join(" "));
+    const q = terms.map((_, i) => `phraseto_tsquery('simple'::regconfig, $${i + 1}::text)`).join(" && ");
+    values.push(query.before ?? null, limit);
+    const before = `$${values.length - 1}::bigint`;
+    let where = `e.search_tsv @@ (${q}) AND (${before} IS NULL OR e.id < ${before})`;
+    if (query.session !== undefined) {
+      values.push(query.session);
+      where += ` AND g.session = $${values.length}`;
+    }
+    const rows = await this.#db.q(
+      `SELECT e.id, e.search, e.kind, e.label, e.by, e.ts, g.session
+       FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment
+       WHERE ${where} ORDER BY e.id DESC LIMIT $${terms.length + 2}`,
+      values,
+    );
+    return rows.map((r) => ({
+      event: Number(r.id) as EventId,
+      session: r.session as SessionId,
+      kind: r.kind as string,
+      label: (r.label as string | null) ?? null,
+      by: (r.by as string | null) ?? null,
+      ts: Number(r.ts),
+      ...snippetOf(r.search as string, terms),
+    }));
+  }
+
+  async searchBacklog(): Promise<number> {
+    const row = await this.#db.one(`SELECT value FROM ${this.#s}.meta WHERE key = 'search_backlog'`);
+    return row === undefined ? 0 : Number(row.value);
+  }
+
+  async indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): Promise<void> {
+    const s = this.#s;
+    await this.#db.write(async () => {
+      const row = await this.#db.one(`SELECT value FROM ${s}.meta WHERE key = 'search_backlog' FOR UPDATE`);
+      const now = row === undefined ? 0 : Number(row.value);
+      if (backlog > now) throw new StoreError("bad-input", `indexSearch: the backlog is ${now}; it can only go down (to ${backlog} asked)`);
+      const above = entries.find((e) => e.event > now);
+      if (above !== undefined)
+        throw new StoreError(
+          "bad-input",
+          `indexSearch: event ${above.event} is above the backlog (${now}): it was indexed when it was written`,
+        );
+      if (entries.length > 0)
+        await this.#db.q(
+          `UPDATE ${s}.events e SET search = v.text, search_tsv = ${TSV("v.words")}
+           FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, text, words) WHERE e.id = v.id`,
+          [entries.map((e) => e.event), entries.map((e) => e.text), entries.map((e) => indexWords(e.text))],
+        );
+      if (backlog === 0) await this.#db.q(`DELETE FROM ${s}.meta WHERE key = 'search_backlog'`);
+      else await this.#db.q(`UPDATE ${s}.meta SET value = $1 WHERE key = 'search_backlog'`, [String(backlog)]);
+    });
   }
 
   async findSessions(prefix: string): Promise<SessionInfo[]> {
@@ -501,7 +568,7 @@ export class PgBackend implements AsyncStore {
     const s = this.#s;
     const row = await this.#db.one(
       `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
-       CROSS JOIN LATERAL (SELECT * FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi AND label = $4 ORDER BY depth LIMIT 1) e
+       CROSS JOIN LATERAL (SELECT id, depth, prior, kind, label, by, ts, digest FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi AND label = $4 ORDER BY depth LIMIT 1) e
        ORDER BY s.ord LIMIT 1`,
       [spans.map((x) => x.segment), spans.map((x) => Math.max(x.from, afterDepth)), spans.map((x) => x.to), label],
     );

@@ -20,13 +20,29 @@
  *   whatever the database's collation.
  */
 import { StoreError } from "@strata/store";
+import { searchWords } from "@strata/store/backend";
 
 /** The schema version this build writes. */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** A quoted PostgreSQL identifier. */
 export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * How the search index cuts text (SE-4): the words are cut here, by `searchWords` (runs of letters
+ * and digits, lowercased) — the same cut as SQLite's FTS5 and as every query — and the server makes
+ * lexemes of them with the `simple` configuration. Cutting in SQL instead would depend on the
+ * cluster's locale (`[:alnum:]` and `lower` know no letter beyond ASCII under `C`).
+ */
+export function indexWords(text: string | undefined | null): string | null {
+  return text === undefined || text === null ? null : searchWords(text).join(" ");
+}
+
+/** The lexemes of the words `x` (SQL). */
+export function TSV(x: string): string {
+  return `to_tsvector('simple'::regconfig, ${x})`;
 }
 
 export interface PgMigration {
@@ -101,6 +117,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         renewed bigint,
         PRIMARY KEY (session, branch)
       );
+    `,
+  },
+  {
+    // Version 2 (decision 0039): every event's searchable text (`search`, NULL when it has none)
+    // and its lexemes (`search_tsv`, of the words `indexWords` cuts), with a GIN index of the events that
+    // have some; the events a schema already holds are its backlog (meta `search_backlog`),
+    // indexed after the migration (SE-6).
+    version: 2,
+    description: "full-text search index",
+    sql: (s) => `
+      ALTER TABLE ${s}.events ADD COLUMN search text;
+      ALTER TABLE ${s}.events ADD COLUMN search_tsv tsvector;
+      CREATE INDEX events_search ON ${s}.events USING gin (search_tsv) WHERE search_tsv IS NOT NULL;
+      INSERT INTO ${s}.meta (key, value) SELECT 'search_backlog', max(id)::text FROM ${s}.events HAVING max(id) IS NOT NULL;
     `,
   },
 ];

@@ -292,6 +292,55 @@ describe("ST-31 PostgreSQL: opening", () => {
     }
   });
 
+  it("SE-6: a schema of version 1 migrates to the search index; its events are the backlog, indexed by indexSearch", async () => {
+    const schema = fresh();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      // Version 1 as it was stored: this build's schema without what version 2 added.
+      const made = await open(schema);
+      const { session, genesis } = await made.createSession({ genesis: ev("{}") });
+      const [a, b] = await made.append(session.id, "main", genesis.id, [ev('{"said":"older planning notes"}', "a"), ev("{}", "b")]);
+      await made.close();
+      await c.query(`ALTER TABLE ${schema}.events DROP COLUMN search, DROP COLUMN search_tsv;
+        DELETE FROM ${schema}.meta WHERE key = 'search_backlog';
+        UPDATE ${schema}.meta SET value = '1' WHERE key = 'schema_version'`);
+      const store = await open(schema);
+      expect(store.schemaVersion, "the version found").toBe(1);
+      expect((await c.query(`SELECT value FROM ${schema}.meta WHERE key = 'schema_version'`)).rows[0].value).toBe(
+        String(PG_SCHEMA_VERSION),
+      );
+      expect(await store.searchBacklog()).toBe(b?.id);
+      expect(await store.search({ text: "planning" })).toEqual([]);
+      // New events are indexed as they are written, the backlog is not.
+      const [d] = await store.append(session.id, "main", b?.id as EventId, [{ ...ev("{}", "d"), search: "newer planning notes" }]);
+      expect((await store.search({ text: "planning" })).map((h) => h.label)).toEqual(["d"]);
+      await store.indexSearch([{ event: a?.id as EventId, text: "older planning notes" }], 0);
+      expect(await store.searchBacklog()).toBe(0);
+      expect((await store.search({ text: "planning notes" })).map((h) => [h.label, h.snippet])).toEqual([
+        ["d", "newer planning notes"],
+        ["a", "older planning notes"],
+      ]);
+      expect(d?.id).toBeGreaterThan(b?.id as number);
+      expect((await store.verify()).findings).toEqual([]);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("SE-4: words are cut the same whatever the database's locale: a letter beyond ASCII is a letter, case folds", async () => {
+    const store = await open();
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    await store.append(session.id, "main", genesis.id, [{ ...ev("{}", "x"), search: "ÉTÉ à Zürich: naïve_café" }]);
+    for (const q of ["été", "ZÜRICH", "naïve café", '"naïve café"', "NAÏVE_CAFÉ"])
+      expect(
+        (await store.search({ text: q })).map((h) => h.label),
+        q,
+      ).toEqual(["x"]);
+    expect(await store.search({ text: "zurich" })).toEqual([]);
+    expect(await store.search({ text: "caf" })).toEqual([]);
+  });
+
   it("connections the server ends (a restart, a proxy's timeout) are replaced: the next calls work", async () => {
     const schema = fresh();
     const store = await openPgStore(url, { schema, applicationName: `strata ${schema}` });

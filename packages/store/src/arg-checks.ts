@@ -38,6 +38,7 @@ export const WRITES: ReadonlySet<StoreMethod> = new Set<StoreMethod>([
   "createSession",
   "updateSession",
   "reserve",
+  "indexSearch",
   "append",
   "fork",
   "moveHead",
@@ -76,6 +77,24 @@ export const ARGS: { readonly [M in StoreMethod]: Check } = {
   },
   recentSessions(limit?: unknown) {
     if (limit !== undefined) checkCount(limit, "recentSessions: limit");
+  },
+  search(query: { text?: unknown; session?: unknown; limit?: unknown; before?: unknown }) {
+    checkOptions(query, "search", "{text, session?, limit?, before?} as its query", false);
+    if (typeof query.text !== "string") bad(`search: text must be a string of words, got ${show(query.text)}`);
+    if (query.session !== undefined) checkSession(query.session, "search: session");
+    if (query.limit !== undefined) checkCount(query.limit, "search: limit");
+    if (query.before !== undefined) checkId(query.before, "search: before");
+  },
+  searchBacklog() {},
+  indexSearch(entries: unknown, backlog: unknown) {
+    if (!Array.isArray(entries)) bad(`indexSearch takes an array of {event, text}, got ${show(entries)}`);
+    for (const e of entries as { event?: unknown; text?: unknown }[]) {
+      if (typeof e !== "object" || e === null) bad(`indexSearch: each entry must be {event, text}, got ${show(e)}`);
+      checkId(e.event, "indexSearch: event");
+      if (typeof e.text !== "string") bad(`indexSearch: text must be a string, got ${show(e.text)}`);
+    }
+    if (!Number.isSafeInteger(backlog) || (backlog as number) < 0)
+      bad(`indexSearch: backlog must be an event id or 0, got ${show(backlog)}`);
   },
   findSessions(prefix: unknown) {
     if (typeof prefix !== "string") bad(`findSessions takes a prefix string, got ${show(prefix)}`);

@@ -26,6 +26,8 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SearchHit,
+  SearchQuery,
   SessionActivity,
   SessionId,
   SessionInfo,
@@ -138,6 +140,36 @@ export class CheckedStore implements Store {
       return this.inner.recentSessions(limit);
     } catch (e) {
       throw toStoreError(e, "store.recentSessions", this.mapError);
+    }
+  }
+
+  search(query: SearchQuery): SearchHit[] {
+    try {
+      this.open();
+      ARGS.search(query);
+      return this.inner.search(query);
+    } catch (e) {
+      throw toStoreError(e, "store.search", this.mapError);
+    }
+  }
+
+  searchBacklog(): number {
+    try {
+      this.open();
+      return this.inner.searchBacklog();
+    } catch (e) {
+      throw toStoreError(e, "store.searchBacklog", this.mapError);
+    }
+  }
+
+  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void {
+    try {
+      this.open();
+      ARGS.indexSearch(entries, backlog);
+      this.writing("indexSearch");
+      this.inner.indexSearch(entries, backlog);
+    } catch (e) {
+      throw toStoreError(e, "store.indexSearch", this.mapError);
     }
   }
 

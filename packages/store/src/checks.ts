@@ -118,7 +118,7 @@ export function checkMetadata(m: unknown, where: string): void {
 export function checkEvent(e: unknown, where: string): void {
   if (typeof e !== "object" || e === null)
     throw new StoreError("bad-input", `${where} must be an object {kind, data, label?, by?, ts?}, got ${show(e)}`);
-  const { kind, data, label, by, ts } = e as Record<string, unknown>;
+  const { kind, data, label, by, ts, search } = e as Record<string, unknown>;
   if (typeof kind !== "string" || kind === "")
     throw new StoreError(
       "bad-input",
@@ -138,6 +138,12 @@ export function checkEvent(e: unknown, where: string): void {
   checkText(data, "data", where);
   if (typeof label === "string") checkText(label, "label", where);
   if (typeof by === "string") checkText(by, "by", where);
+  if (search !== undefined && typeof search !== "string")
+    throw new StoreError(
+      "bad-input",
+      `${where}: search must be a string (the event's searchable text), got ${show(search)}; nothing was written`,
+    );
+  if (typeof search === "string") checkText(search, "search", where);
 }
 
 /** A timestamp outside what the store accepts (ST-20): not whole milliseconds, before 1970, or after 9999. */

@@ -17,6 +17,7 @@ export { MAX_PAGES } from "./directory.ts";
 export { HeadConflict, LeaseLost, StoreError, type StoreErrorCode, toStoreError } from "./errors.ts";
 export { isHash, sha256 } from "./hash.ts";
 export { BRANCH_NAME, newSessionId } from "./ids.ts";
+export { MAX_SEARCH_LIMIT, SEARCH_LIMIT, type SearchTerms, searchTerms } from "./search.ts";
 // ── the SQLite backend ──────────────────────────────────────────────────────────────────────
 export { fromSqlite } from "./sqlite/errors.ts";
 export { QUICK_CHECK_LIMIT } from "./sqlite/integrity.ts";
@@ -37,6 +38,9 @@ export {
   type LeaseInfo,
   type LeaseResult,
   type LogQuery,
+  MAX_SEARCH_TERMS,
+  type SearchHit,
+  type SearchQuery,
   type SessionActivity,
   type SessionId,
   type SessionInfo,

@@ -15,6 +15,8 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SearchHit,
+  SearchQuery,
   SessionActivity,
   SessionId,
   SessionInfo,
@@ -70,6 +72,24 @@ export interface Store {
    * be read (a damaged file) counts as no activity.
    */
   recentSessions(limit?: number): SessionActivity[];
+  /**
+   * Events whose searchable text (`EventInput.search`) holds every word and phrase of `query.text`
+   * (SE-4), newest first, each with a snippet (SE-5): found in the store's full-text index, which
+   * every append keeps in its own transaction. Events written before the file had the index are
+   * found once they are indexed (`searchBacklog`, `indexSearch`).
+   */
+  search(query: SearchQuery): SearchHit[];
+  /**
+   * Events with an id at or below this one were written before this file had a search index and
+   * are not all indexed yet (SE-6); 0 when every event is.
+   */
+  searchBacklog(): number;
+  /**
+   * Indexes older events (SE-6): `entries` (each an event at or below the backlog, its text as
+   * `EventInput.search` would have been) are indexed, and the backlog becomes `backlog`, which
+   * says every event above it is now indexed. One transaction.
+   */
+  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void;
   /** Sessions whose id starts with `prefix` (case-insensitive). */
   findSessions(prefix: string): SessionInfo[];
   /** Replaces title and/or merges metadata. */
@@ -177,6 +197,9 @@ export const STORE_METHODS = [
   "getSession",
   "listSessions",
   "recentSessions",
+  "search",
+  "searchBacklog",
+  "indexSearch",
   "findSessions",
   "updateSession",
   "reserve",

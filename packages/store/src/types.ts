@@ -29,6 +29,11 @@ export interface EventInput {
   /** Milliseconds since the epoch; defaults to the store's clock. */
   readonly ts?: number;
   readonly data: string;
+  /**
+   * The event's searchable text (SE-1): indexed with the event in the same transaction and found
+   * by `search`. Not part of the event (its digest, its payload): a store may drop it.
+   */
+  readonly search?: string;
 }
 
 /** What the index knows of an event: everything but its payload (DESIGN §4: listing reads no payloads). */
@@ -67,6 +72,38 @@ export interface SessionQuery {
   readonly limit?: number;
   /** Only sessions older than this one (exclusive): the previous page's last id. */
   readonly before?: SessionId;
+}
+
+/** What `search` looks for (SE-4). */
+export interface SearchQuery {
+  /**
+   * Words, each found anywhere in an event's text (case does not matter); a word in double quotes
+   * (`"open questions"`) is a phrase. At least one word; at most {@link MAX_SEARCH_TERMS}.
+   */
+  readonly text: string;
+  /** Only this session's events. */
+  readonly session?: SessionId;
+  /** At most this many hits (default 20, at most 1000). */
+  readonly limit?: number;
+  /** Only events older than this one (a page's last hit is the next page's `before`). */
+  readonly before?: EventId;
+}
+
+/** Most words and phrases one search may hold. */
+export const MAX_SEARCH_TERMS = 16;
+
+/** One event whose text holds every word of a search (SE-4). */
+export interface SearchHit {
+  readonly event: EventId;
+  readonly session: SessionId;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number;
+  /** A piece of the event's text around the first match, on one line, "…" where it was cut. */
+  readonly snippet: string;
+  /** Where the words matched in `snippet`: [start, end) offsets, in order. */
+  readonly marks: readonly (readonly [number, number])[];
 }
 
 /** A session with its last activity (`recentSessions`). */

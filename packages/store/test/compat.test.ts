@@ -66,6 +66,13 @@ const PINNED: Record<string, { sessions: number; branches: number; events: numbe
     schema: 3,
     hash: "2521fe15b0074625ddb780dbdce4f0ee5f54f7b6b191fbfeea1cf69d8e3b136e",
   },
+  "fixtures/store/v4.db": {
+    sessions: 2,
+    branches: 4,
+    events: 12,
+    schema: 4,
+    hash: "0e4090589e3822a845884149f028ad48f5006764393ee46acd308abfd9d382ac",
+  },
   "fixtures/sessions/0.1.0.db": {
     sessions: 1,
     branches: 4,
@@ -166,6 +173,24 @@ describe("every database fixture opens with this build, read-only and read-write
       expect(rw.database.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
       expect(contents(rw)).toEqual(read);
       expect(rw.verify().findings).toEqual([]);
+      // SE-6: an older file's events are its search backlog (none indexed yet); a v4 file's are indexed.
+      if (pinned.schema < 4) {
+        expect(rw.searchBacklog()).toBe(Math.max(...(rw.database.prepare("SELECT id FROM events").pluck().all() as number[])));
+        expect(rw.search({ text: "x" })).toEqual([]);
+      } else {
+        expect(rw.searchBacklog()).toBe(0);
+        expect(rw.search({ text: "planning experiment" }).map((h) => [h.label, h.snippet, h.marks])).toEqual([
+          [
+            "x1",
+            "the experiment branch reads notes/planning.md",
+            [
+              [4, 14],
+              [34, 42],
+            ],
+          ],
+        ]);
+        expect(rw.search({ text: "DÉCISIONS 𝄞" }).map((h) => h.label)).toEqual(["only"]);
+      }
       // This build writes into it: an append on every session's main, then the file reads back as written.
       const appended = new Map<string, EventId>();
       for (const s of rw.listSessions()) {

@@ -9,7 +9,17 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { type EventId, type EventMeta, eventDigest, openStore, type SqliteStore, type Store, StoreError, TS_MAX } from "../src/index.ts";
+import {
+  type EventId,
+  type EventMeta,
+  eventDigest,
+  openStore,
+  SCHEMA_VERSION,
+  type SqliteStore,
+  type Store,
+  StoreError,
+  TS_MAX,
+} from "../src/index.ts";
 import { ev, fileStore, session, tempDir } from "./helpers.ts";
 
 const FIXTURES = join(import.meta.dirname, "../../../fixtures/store");
@@ -197,7 +207,7 @@ describe("ST-4/21 digests of the stored fixtures of schemas 1 and 2", () => {
   it("migrating v1.db and v2.db computes every event's digest along its chain; verify is clean", () => {
     for (const copy of fixtureCopies()) {
       const store = openStore(copy) as SqliteStore;
-      expect(store.schemaVersion).toBe(3);
+      expect(store.schemaVersion).toBe(SCHEMA_VERSION);
       expect(chainsAgree(store), copy).toBeGreaterThan(5);
       expect(store.verify().findings).toEqual([]);
       // The events table was rebuilt: the digest is stored, not null, in every row.

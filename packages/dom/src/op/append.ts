@@ -20,5 +20,6 @@ export const append: OpDef<AppendOp> = {
   mapIds: (op, map) => ["append", map(op[1]), op[2]],
   movesMark: () => false,
   attrsWritten() {},
+  textsWritten: (op, visit) => visit(op[2]),
   describe: (op) => `#${op[1]} +${op[2].length} chars`,
 };

@@ -47,6 +47,14 @@ export const ins: OpDef<InsOp> = {
       if (s.children !== undefined) for (const c of s.children) stack.push(c);
     }
   },
+  textsWritten(op, visit) {
+    // Pre-order, so the texts come in document order.
+    const stack: NodeSpec[] = [op[3]];
+    for (let s = stack.pop(); s !== undefined; s = stack.pop()) {
+      if (s.text !== undefined && s.text !== "") visit(s.text);
+      if (s.children !== undefined) for (let i = s.children.length - 1; i >= 0; i--) stack.push(s.children[i] as NodeSpec);
+    }
+  },
   describe: (op) => `+<${op[3].tag}>${op[3].children?.length ? `(+${specSize(op[3]) - 1})` : ""} in #${op[1]}`,
 };
 

@@ -56,6 +56,12 @@ export interface OpDef<O extends Op> {
   movesMark(op: O): boolean;
   /** Calls `visit` for every attribute value the op writes (`null` removals are not values). */
   attrsWritten(op: O, visit: AttrVisitor): void;
+  /**
+   * Calls `visit` for every text the op writes, in document order: the texts of an inserted
+   * subtree, a replaced text, an appended chunk (what search indexes, SE-1). Moves, removals and
+   * attributes write none.
+   */
+  textsWritten(op: O, visit: (text: string) => void): void;
   /** One short line for humans (`strata log`); `tree`, when given, names elements. */
   describe(op: O, quote: Quote, tree: Tree | undefined): string;
 }

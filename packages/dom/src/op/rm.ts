@@ -41,5 +41,6 @@ export const rm: OpDef<RmOp> = {
   mapIds: (op, map) => ["rm", map(op[1])],
   movesMark: () => false,
   attrsWritten() {},
+  textsWritten() {},
   describe: (op, _quote, tree) => `-#${op[1]}${tree?.get(op[1]) ? ` <${tree.get(op[1])?.tag}>` : ""}`,
 };

@@ -65,5 +65,6 @@ export const set: OpDef<SetOp> = {
   attrsWritten(op, visit) {
     if (op[1] !== DOCUMENT && op[3] !== null) visit(undefined, op[2], op[3], op[1] as NodeId);
   },
+  textsWritten() {},
   describe: (op, quote) => (op[1] === DOCUMENT ? `hwm=${op[3]}` : `#${op[1]} ${op[2]}=${op[3] === null ? "∅" : quote(op[3], 24)}`),
 };

@@ -42,11 +42,16 @@ export interface AppendHost {
   clock(where: string): number;
   /** Runs `fn` in one write transaction (a savepoint when nested) whose rollback undoes its cache changes. */
   tx<T>(fn: () => T): T;
+  /** Whether a write transaction is open on the connection. */
+  inTransaction(): boolean;
 }
 
 export class Appends {
   /** Last known tip of branches this process appended to (fast-path hint; verified by SQL). */
   readonly #tips = new Map<string, Tip>();
+
+  /** Search rows this connection added to `search_pending` since it last moved them into the index (SE-4). */
+  pending = 0;
 
   constructor(private readonly host: AppendHost) {}
 
@@ -57,7 +62,10 @@ export class Appends {
     const tip = this.#tips.get(key);
     // Fast path: this branch owns its segment and we know its tip. One statement, autocommit;
     // its WHERE clause is the compare-and-swap (ST-9), and the fencing check when a lease is given.
+    // An event with searchable text is two rows (its pending search row, SE-4), in one transaction.
     if (events.length === 1 && tip !== undefined && tip.id === expectedHead) {
+      if ((events[0] as EventInput).search !== undefined && !this.host.inTransaction())
+        return this.host.tx(() => this.append(session, branch, expectedHead, events, lease));
       const e = events[0] as EventInput;
       const ts = e.ts ?? this.host.clock("append");
       const label = e.label ?? null;
@@ -91,6 +99,10 @@ export class Appends {
             );
       if (r.changes === 1) {
         const id = Number(r.lastInsertRowid) as EventId;
+        if (e.search !== undefined) {
+          st.insertPending.run(id, session, e.search);
+          this.pending++;
+        }
         undo.set(this.#tips, key, { segment: s, depth, id, digest });
         return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
       }
@@ -154,6 +166,10 @@ export class Appends {
     const [blob, data] = this.host.blobs.payload(e.data);
     const r = this.host.st.insertEvent.run(segment, depth, prior, e.kind, label, by, ts, digest, blob, data);
     const id = Number(r.lastInsertRowid) as EventId;
+    if (e.search !== undefined) {
+      this.host.st.insertPending.run(id, session, e.search);
+      this.pending++;
+    }
     return [{ id, session, prior, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }, digest];
   }
 

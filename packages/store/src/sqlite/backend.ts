@@ -14,6 +14,7 @@ import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
+import { fts5Query, matchesTerms, type SearchTerms, searchLimit, searchTerms, snippetOf } from "../search.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -25,6 +26,8 @@ import type {
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  SearchHit,
+  SearchQuery,
   SessionActivity,
   SessionId,
   SessionInfo,
@@ -41,9 +44,13 @@ import { fromSqlite } from "./errors.ts";
 import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
-import { DIGEST_VERSION } from "./schema.ts";
+import { DIGEST_VERSION, SEARCH_VERSION } from "./schema.ts";
+
+/** Pending search rows an appending connection gathers before it moves them into the index (SE-4). */
+export const SEARCH_BATCH = 256;
+
 import { Segments, type Span } from "./segments.ts";
-import { type EventRow, type MetaRow, prepare, type Statements } from "./statements.ts";
+import { type EventRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
 
 /** What a backend is opened with besides its file. */
@@ -111,7 +118,24 @@ export class SqliteBackend implements Store {
       legacy: this.#legacy,
       clock: (where) => this.#clock(where),
       tx: (fn) => this.#tx(fn),
+      inTransaction: () => this.#db.inTransaction,
     });
+    // Search rows a writer killed before moving them: the first writer to open the file moves them.
+    if (this.access === "read-write" && this.schemaVersion >= SEARCH_VERSION && (this.#st.countPending.get() ?? 0) > 0)
+      this.#flushQuietly();
+  }
+
+  /**
+   * Moves the pending search rows into the index, after the append that filled the batch has
+   * committed: that append stands whatever happens here; a failure (another writer holding the
+   * file) leaves the rows pending, still found, for the next batch.
+   */
+  #flushQuietly(): void {
+    try {
+      this.flushSearch();
+    } catch {
+      // pending rows stay pending and searchable; the next batch or close moves them
+    }
   }
 
   get closed(): boolean {
@@ -120,6 +144,7 @@ export class SqliteBackend implements Store {
 
   close(): void {
     if (this.#closed) return;
+    this.#flushQuietly();
     this.#closed = true;
     try {
       this.#db.close();
@@ -203,6 +228,111 @@ export class SqliteBackend implements Store {
     }));
   }
 
+  // ── search (SE-4 … SE-6) ────────────────────────────────────────────────────────────────────
+
+  search(query: SearchQuery): SearchHit[] {
+    const terms = searchTerms(query.text);
+    const limit = searchLimit(query);
+    this.#searchable();
+    const before = query.before ?? Number.MAX_SAFE_INTEGER;
+    const session = query.session;
+    if (session !== undefined && !/^[0-9A-Za-z]+$/.test(session)) return [];
+    // The index and its pending tail, read in one state (a move between two reads would hide rows).
+    const rows = this.readTransaction(() => {
+      const indexed =
+        session === undefined
+          ? this.#st.search.all(fts5Query(terms), before, limit)
+          : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
+      const pending = this.#pendingHits(terms, before, session);
+      return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
+    });
+    return rows.map((r) => ({
+      event: Number(r.id) as EventId,
+      session: r.session as SessionId,
+      kind: r.kind,
+      label: r.label,
+      by: r.by,
+      ts: Number(r.ts),
+      ...snippetOf(r.text, terms),
+    }));
+  }
+
+  /**
+   * The pending rows (not yet moved into the index) that hold every term, newest first: narrowed
+   * in SQL by `LIKE` on the ASCII words (LIKE folds ASCII case), matched word by word here by the
+   * rule the index applies (`matchesTerms`). At most a few hundred rows per writer.
+   */
+  #pendingHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
+    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
+    const sql = `SELECT p.id, p.text, e.kind, e.label, e.by, e.ts, p.session
+      FROM search_pending p JOIN events e ON e.id = p.id
+      WHERE p.id < ?${session === undefined ? "" : " AND p.session = ?"}${likes.map(() => " AND p.text LIKE ?").join("")}
+      ORDER BY p.id DESC`;
+    const args: unknown[] = [before, ...(session === undefined ? [] : [session]), ...likes.map((w) => `%${w}%`)];
+    return (this.#db.prepare(sql).all(...args) as SearchRow[]).filter((r) => matchesTerms(r.text, terms));
+  }
+
+  /**
+   * Moves the pending search rows into the full-text index (SE-4), in one transaction; answers how
+   * many moved. Appends do it every {@link SEARCH_BATCH} rows and `close` does it; a writer killed
+   * before leaves them pending, found by searches all the same, and the next writer moves them.
+   */
+  flushSearch(): number {
+    if (this.schemaVersion < SEARCH_VERSION || this.access !== "read-write" || this.#db.inTransaction) return 0;
+    try {
+      const moved = this.#tx(() => {
+        const n = this.#st.countPending.get() ?? 0;
+        if (n > 0) {
+          this.#st.movePending.run();
+          this.#st.clearPending.run();
+        }
+        return n;
+      });
+      this.#appends.pending = 0;
+      return moved;
+    } catch (e) {
+      throw fromSqlite(e, "moving pending rows into the search index");
+    }
+  }
+
+  searchBacklog(): number {
+    if (this.schemaVersion < SEARCH_VERSION) return 0;
+    const v = this.#st.searchBacklog.get();
+    return v === undefined ? 0 : Number(v);
+  }
+
+  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void {
+    this.#searchable();
+    try {
+      this.#tx(() => {
+        const now = this.searchBacklog();
+        if (backlog > now)
+          throw new StoreError("bad-input", `indexSearch: the backlog is ${now}; it can only go down (to ${backlog} asked)`);
+        for (const e of entries) {
+          if (e.event > now)
+            throw new StoreError(
+              "bad-input",
+              `indexSearch: event ${e.event} is above the backlog (${now}): it was indexed when it was written`,
+            );
+          this.#st.insertSearchOf.run(e.event, e.text, e.event);
+        }
+        if (backlog === 0) this.#st.clearSearchBacklog.run();
+        else this.#st.setSearchBacklog.run(String(backlog));
+      });
+    } catch (e) {
+      throw fromSqlite(e, "indexing older events for search");
+    }
+  }
+
+  /** Refuses search on a file read as it is from before the index (schema 3, read-only). */
+  #searchable(): void {
+    if (this.schemaVersion < SEARCH_VERSION)
+      throw new StoreError(
+        "read-only",
+        `${this.path} is a store of schema version ${this.schemaVersion}, opened read-only as it is: it has no search index. Open it once for writing (\`strata search\` does, or any command that writes) to add the index; nothing was changed.`,
+      );
+  }
+
   findSessions(prefix: string): SessionInfo[] {
     const p = prefix.toUpperCase();
     if (!/^[0-9A-Z]*$/.test(p)) return [];
@@ -239,7 +369,9 @@ export class SqliteBackend implements Store {
   append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], options?: AppendOptions): EventMeta[] {
     if (events.length === 0) return [];
     try {
-      return this.#appends.append(session, branch, expectedHead, events, options?.lease);
+      const written = this.#appends.append(session, branch, expectedHead, events, options?.lease);
+      if (this.#appends.pending >= SEARCH_BATCH && !this.#db.inTransaction) this.#flushQuietly();
+      return written;
     } catch (e) {
       throw fromSqlite(e, `appending to ${session}@${branch}`);
     }

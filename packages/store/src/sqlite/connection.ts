@@ -56,7 +56,8 @@ export function readableAsIs(version: number): boolean {
 /** The tables a store of schema `version` has (statements are prepared on first use, so a missing one is found here). */
 function tablesOf(version: number): readonly string[] {
   const base = ["sessions", "segments", "branches", "events", "snapshots", "blobs"];
-  return version >= 3 ? [...base, "meta", "leases"] : base;
+  if (version < 3) return base;
+  return version >= 4 ? [...base, "meta", "leases", "search", "search_pending"] : [...base, "meta", "leases"];
 }
 
 /**

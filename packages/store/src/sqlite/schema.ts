@@ -10,10 +10,13 @@ import { digestBytes } from "../digest.ts";
 export const APPLICATION_ID = 0x53545241;
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** The first schema version whose events carry digests and which has the lease table (ST-21, ST-23). */
 export const DIGEST_VERSION = 3;
+
+/** The first schema version with the full-text search index (SE-4). */
+export const SEARCH_VERSION = 4;
 
 export interface Migration {
   readonly version: number;
@@ -167,6 +170,34 @@ const V3: Migration = {
   },
 };
 
+/**
+ * Version 4 (decision 0039): `search`, an FTS5 table of every event's searchable text, its rowid
+ * the event's id, kept by every append in the append's transaction (SE-4). The tokenizer cuts text
+ * into runs of letters and digits and folds case (`unicode61`, diacritics kept: a PostgreSQL
+ * store's index keeps them too). The events a file already holds are its backlog (meta
+ * `search_backlog`: the highest id not yet indexed), indexed by `indexSearch` after the migration
+ * (SE-6); the migration itself reads no payload. `readable`: a version 3 file is read as it is,
+ * without search.
+ */
+const V4: Migration = {
+  version: 4,
+  description: "full-text search index",
+  readable: true,
+  up(db) {
+    // `session` (the event's session id, one token) lets a search in one session intersect its
+    // few events with a word's doclist instead of filtering every match (SE-4). No column sizes:
+    // they serve only bm25 ranking, which search does not use (hits are newest first), and
+    // keeping them is a fourth row per event (a quarter of the index's cost per append).
+    db.exec("CREATE VIRTUAL TABLE search USING fts5(text, session, columnsize = 0, tokenize = 'unicode61 remove_diacritics 0')");
+    // The index's tail: what appends wrote since the last move into the index, one plain row per
+    // event (an FTS5 insert per transaction writes a segment of its own; moved in batches, it is
+    // a fraction of that). Searches read both.
+    db.exec("CREATE TABLE search_pending (id INTEGER PRIMARY KEY, session TEXT NOT NULL, text TEXT NOT NULL) STRICT");
+    const max = Number(db.prepare("SELECT COALESCE(MAX(id), 0) FROM events").pluck().get());
+    if (max > 0) db.prepare("INSERT INTO meta (key, value) VALUES ('search_backlog', ?)").run(String(max));
+  },
+};
+
 /** Copies every event into `events_v3` with its digest, a batch of rows at a time. */
 function digestEvents(db: Database.Database): void {
   const batch = db.prepare(
@@ -218,4 +249,4 @@ export function rowDigest(prior: Buffer | null, kind: unknown, label: unknown, b
 }
 
 /** Every migration, in order. A migration never changes once released. */
-export const MIGRATIONS: readonly Migration[] = [V1, V2, V3];
+export const MIGRATIONS: readonly Migration[] = [V1, V2, V3, V4];

@@ -37,6 +37,14 @@ export class SqliteStore extends CheckedStore {
     return this.backend.schemaVersion;
   }
 
+  /**
+   * Moves the search rows appends wrote since the last batch into the full-text index now (SE-4);
+   * answers how many. Appends do it every 256 rows and `close` does it, so callers rarely need to.
+   */
+  flushSearch(): number {
+    return this.backend.flushSearch();
+  }
+
   /** The underlying connection, for benchmarks and verification tools in this repository. */
   get database(): Database.Database {
     return this.backend.database;

@@ -272,6 +272,31 @@ export function prepare(db: Database.Database, legacy = false) {
     ),
     blob: values<[hash: Buffer], Buffer>("SELECT data FROM blobs WHERE hash = ?"),
     hasBlob: values<[hash: Buffer], number>("SELECT 1 FROM blobs WHERE hash = ?"),
+    // Search (SE-4 … SE-6): the FTS5 table's rowid is the event's id.
+    insertPending: command<[event: number, session: string, text: string]>(
+      "INSERT OR REPLACE INTO search_pending (id, session, text) VALUES (?, ?, ?)",
+    ),
+    countPending: values<[], number>("SELECT count(*) FROM search_pending"),
+    movePending: command<[]>("INSERT OR REPLACE INTO search (rowid, text, session) SELECT id, text, session FROM search_pending"),
+    clearPending: command<[]>("DELETE FROM search_pending"),
+    insertSearchOf: command<[event: number, text: string, again: number]>(
+      "INSERT OR REPLACE INTO search (rowid, text, session) SELECT ?, ?, g.session FROM events e JOIN segments g ON g.id = e.segment WHERE e.id = ?",
+    ),
+    search: rows<[match: string, before: number, limit: number], SearchRow>(
+      `SELECT x.rowid AS id, x.text, e.kind, e.label, e.by, e.ts, g.session
+       FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment
+       WHERE search MATCH ? AND x.rowid < ? ORDER BY x.rowid DESC LIMIT ?`,
+    ),
+    searchIn: rows<[match: string, before: number, session: string, limit: number], SearchRow>(
+      `SELECT x.rowid AS id, x.text, e.kind, e.label, e.by, e.ts, g.session
+       FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment
+       WHERE search MATCH ? AND x.rowid < ? AND g.session = ? ORDER BY x.rowid DESC LIMIT ?`,
+    ),
+    searchBacklog: values<[], string>("SELECT value FROM meta WHERE key = 'search_backlog'"),
+    setSearchBacklog: command<[value: string]>(
+      "INSERT INTO meta (key, value) VALUES ('search_backlog', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ),
+    clearSearchBacklog: command<[]>("DELETE FROM meta WHERE key = 'search_backlog'"),
     // Leases (ST-23). A released row keeps its last token (owner NULL) so tokens never repeat.
     lease: legacy
       ? () => undefined
@@ -293,6 +318,17 @@ export function prepare(db: Database.Database, legacy = false) {
 }
 
 export type Statements = ReturnType<typeof prepare>;
+
+/** A search hit's row. */
+export interface SearchRow {
+  readonly id: number;
+  readonly text: string;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number;
+  readonly session: string;
+}
 
 /** A span read as a rowid range: first id, last id, segment, at most rows. */
 export type IdRange = [lo: number, hi: number, segment: number, limit: number];

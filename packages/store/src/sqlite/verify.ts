@@ -68,7 +68,15 @@ export function verifyStore(
       if (why !== undefined) add({ code: "integrity", message: `${store.path}: ${why}` });
     });
   guard("SQLite's quick check", undefined, () => {
-    for (const line of db.pragma("quick_check") as Row[]) {
+    // FTS5 checks its index against the structure this connection last read: when another
+    // connection wrote since, that cache is stale and the check reports a checksum mismatch of a
+    // sound index. Reading the search table first in the same transaction refreshes it.
+    const lines = db.transaction(() => {
+      if (db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'search'").get() !== undefined)
+        db.prepare("SELECT rowid FROM search LIMIT 1").all();
+      return db.pragma("quick_check") as Row[];
+    })();
+    for (const line of lines) {
       const v = String(Object.values(line)[0]);
       if (v !== "ok") add({ code: "integrity", message: `SQLite: ${v}` });
     }

@@ -57,6 +57,7 @@ const eventSlots = (name: string, wrap: (c: Ctx, e: unknown) => unknown[]): Slot
   { name: `${name}.label`, at: (c, v) => wrap(c, { kind: "k", data: "x", label: v }), bad: [5, {}, "\ud800"] },
   { name: `${name}.by`, at: (c, v) => wrap(c, { kind: "k", data: "x", by: v }), bad: [5, [], "\ud800x"] },
   { name: `${name}.ts`, at: (c, v) => wrap(c, { kind: "k", data: "x", ts: v }), bad: BAD_TS },
+  { name: `${name}.search`, at: (c, v) => wrap(c, { kind: "k", data: "x", search: v }), bad: [5, null, {}, "\ud800"] },
 ];
 
 const CALLS: Record<StoreMethod, Entry> = {
@@ -82,6 +83,27 @@ const CALLS: Record<StoreMethod, Entry> = {
     ],
   },
   recentSessions: { valid: () => [1], slots: [{ name: "limit", at: (_, v) => [v], bad: [-1, 1.5, "3", null] }] },
+  search: {
+    valid: (c) => [{ text: "x", session: c.s, limit: 5 }],
+    slots: [
+      { name: "query", at: (_, v) => [v], bad: [null, 5, "x"] },
+      { name: "query.text", at: (_, v) => [{ text: v }], bad: [5, null, {}, "", "  ", "!!", "a ".repeat(17)] },
+      { name: "query.session", at: (_, v) => [{ text: "x", session: v }], bad: NOT_SESSION },
+      { name: "query.limit", at: (_, v) => [{ text: "x", limit: v }], bad: [0, -1, 1.5, "3", null, 1001] },
+      { name: "query.before", at: (_, v) => [{ text: "x", before: v }], bad: NOT_ID },
+    ],
+  },
+  searchBacklog: { valid: () => [], slots: [] },
+  indexSearch: {
+    valid: () => [[], 0],
+    slots: [
+      { name: "entries", at: (_, v) => [v, 0], bad: [null, 5, "x", {}] },
+      { name: "entry", at: (_, v) => [[v], 0], bad: [null, 5, "x"] },
+      { name: "entry.event", at: (_, v) => [[{ event: v, text: "x" }], 0], bad: NOT_ID },
+      { name: "entry.text", at: (c, v) => [[{ event: c.head, text: v }], 0], bad: [5, null, {}] },
+      { name: "backlog", at: (_, v) => [[], v], bad: [-1, 1.5, "3", null, Number.NaN] },
+    ],
+  },
   findSessions: { valid: () => ["0"], slots: [{ name: "prefix", at: (_, v) => [v], bad: [5, null, {}] }] },
   updateSession: {
     valid: (c) => [c.s, { title: "t" }],

@@ -24,6 +24,7 @@ import { errorsConformance } from "./errors.ts";
 import { type BackendTraits, Kit, type StoreFactory } from "./kit.ts";
 import { leasesConformance } from "./leases.ts";
 import { logConformance } from "./log.ts";
+import { searchConformance } from "./search.ts";
 import { sessionsConformance } from "./sessions.ts";
 import { snapshotsConformance } from "./snapshots.ts";
 import { transactionsConformance } from "./transactions.ts";
@@ -43,6 +44,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory, tr
     digestsConformance(kit);
     leasesConformance(kit);
     verifyConformance(kit);
+    searchConformance(kit);
     errorsConformance(kit);
   });
 }

@@ -1,0 +1,126 @@
+/**
+ * Search (SE-4 … SE-6), the part every backend shares: what a query means (words and phrases, each
+ * cut into words of letters and digits, as both backends' indexes cut the text), and the snippet
+ * a hit shows, cut from the event's text here so that every backend shows the same one.
+ */
+import { StoreError } from "./errors.ts";
+import { MAX_SEARCH_TERMS, type SearchQuery } from "./types.ts";
+
+/** Default and largest number of hits one search answers. */
+export const SEARCH_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 1000;
+
+/** A query's terms: each a word or a phrase, as its words (lowercase letters and digits). */
+export type SearchTerms = readonly (readonly string[])[];
+
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
+
+/** The words of a text as the indexes cut it: runs of letters and digits, lowercased. */
+export function searchWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(NOT_WORD)
+    .filter((w) => w !== "");
+}
+
+/**
+ * The terms of `text` (SE-4): `"…"` is a phrase, anything else a word; punctuation inside a word
+ * (`read_file`, `2026-11-02`) makes it a phrase of its parts. Throws `bad-input` for a query with
+ * no word, or more than {@link MAX_SEARCH_TERMS} terms.
+ */
+export function searchTerms(text: string): SearchTerms {
+  const terms: string[][] = [];
+  for (const m of text.matchAll(/"([^"]*)"?|[^\s"]+/g)) {
+    const words = searchWords(m[1] ?? m[0]);
+    if (words.length > 0) terms.push(words);
+  }
+  if (terms.length === 0)
+    throw new StoreError("bad-input", `a search needs at least one word of letters or digits, got ${JSON.stringify(text.slice(0, 80))}`);
+  if (terms.length > MAX_SEARCH_TERMS)
+    throw new StoreError("bad-input", `a search takes at most ${MAX_SEARCH_TERMS} words and phrases, got ${terms.length}`);
+  return terms;
+}
+
+/**
+ * True when `text` holds every term: each term's words, adjacent and in order, among the text's
+ * words as {@link searchWords} cuts them — what the index answers, for rows not yet in it.
+ */
+export function matchesTerms(text: string, terms: SearchTerms): boolean {
+  const words = searchWords(text);
+  return terms.every((term) => {
+    const first = term[0] as string;
+    for (let i = words.indexOf(first); i >= 0 && i + term.length <= words.length; i = words.indexOf(first, i + 1)) {
+      let k = 1;
+      while (k < term.length && words[i + k] === term[k]) k++;
+      if (k === term.length) return true;
+    }
+    return false;
+  });
+}
+
+/** The limit a query asks for, checked. */
+export function searchLimit(query: SearchQuery): number {
+  const limit = query.limit ?? SEARCH_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
+    throw new StoreError("bad-input", `search: limit must be a whole number from 1 to ${MAX_SEARCH_LIMIT}, got ${String(limit)}`);
+  return limit;
+}
+
+/**
+ * An FTS5 MATCH expression for the terms: every term, each a phrase of its words, in the `text`
+ * column; with `session` (letters and digits), only that session's events.
+ */
+export function fts5Query(terms: SearchTerms, session?: string): string {
+  const text = terms.map((words) => `text : "${words.join(" ")}"`).join(" AND ");
+  return session === undefined ? text : `session : "${session}" AND ${text}`;
+}
+
+/** Characters of context a snippet keeps before its first match, and its longest length. */
+const BEFORE = 40;
+const SNIPPET = 160;
+
+/**
+ * The snippet of a hit (SE-5): the text around the first match of any term, whitespace made single
+ * spaces, "…" where it was cut, and where each term matched in it.
+ */
+export function snippetOf(text: string, terms: SearchTerms): { snippet: string; marks: [number, number][] } {
+  const patterns = terms.map((words) => termPattern(words));
+  let first = -1;
+  for (const re of patterns) {
+    re.lastIndex = 0;
+    const m = re.exec(text);
+    if (m !== null && (first < 0 || m.index < first)) first = m.index;
+  }
+  if (first < 0) first = 0;
+  let start = Math.max(0, first - BEFORE);
+  // Start at a word's beginning when one is near.
+  if (start > 0) {
+    const space = text.slice(start, first).search(/\s/);
+    if (space >= 0) start += space + 1;
+  }
+  let end = Math.min(text.length, start + SNIPPET);
+  if (end < text.length) {
+    const space = text.slice(first, end).lastIndexOf(" ");
+    if (space > 0 && first + space > start + SNIPPET / 2) end = first + space;
+  }
+  const body = text.slice(start, end).replace(/\s+/g, " ").trim();
+  const snippet = `${start > 0 ? "…" : ""}${body}${end < text.length ? "…" : ""}`;
+  const marks: [number, number][] = [];
+  for (const re of patterns) {
+    re.lastIndex = 0;
+    for (const m of snippet.matchAll(re)) marks.push([m.index, m.index + m[0].length]);
+  }
+  marks.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const m of marks) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && m[0] <= last[1]) last[1] = Math.max(last[1], m[1]);
+    else merged.push(m);
+  }
+  return { snippet, marks: merged };
+}
+
+function termPattern(words: readonly string[]): RegExp {
+  const body = words.map((w) => w.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")).join("[^\\p{L}\\p{N}]+");
+  return new RegExp(`(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`, "giu");
+}
