@@ -39,10 +39,15 @@ export class PgConnection {
     return this.#tx.getStore();
   }
 
-  /** Runs one statement on the current transaction's connection, or on any pooled one (autocommit). */
-  async q<R extends Row = Row>(text: string, values?: unknown[]): Promise<R[]> {
+  /**
+   * Runs one statement on the current transaction's connection, or on any pooled one (autocommit).
+   * `planned: "each"` sends it unnamed, so the server plans it with its values every time: for a
+   * statement whose best plan depends on them (a rare word or a common one, SE-4), which a named
+   * statement's cached generic plan would not see.
+   */
+  async q<R extends Row = Row>(text: string, values?: unknown[], planned: "once" | "each" = "once"): Promise<R[]> {
     const tx = this.#tx.getStore();
-    const query = this.prepare ? { name: this.#nameOfText(text), text, values } : { text, values };
+    const query = this.prepare && planned === "once" ? { name: this.#nameOfText(text), text, values } : { text, values };
     const r = tx === undefined ? await this.pool.query<R>(query) : await tx.client.query<R>(query);
     return r.rows;
   }

@@ -328,6 +328,36 @@ describe("ST-31 PostgreSQL: opening", () => {
     }
   });
 
+  it("SE-4: a search finds old matches below the newest ids through the GIN index, and pages across both parts", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+      const said = (text: string, label: string) => ({ ...ev("{}", label), search: text });
+      let head = genesis.id;
+      const put = async (text: string, label: string) => {
+        head = ((await store.append(session.id, "main", head, [said(text, label)]))[0] as { id: EventId }).id;
+        return head;
+      };
+      const old1 = await put("an old rare marker", "old1");
+      const old2 = await put("another old rare marker", "old2");
+      // Ids far apart (as after 30,000 other events): the newest ids are walked first, the rest found in the index.
+      await c.query(`SELECT setval(pg_get_serial_sequence('${schema}.events', 'id'), (SELECT max(id) FROM ${schema}.events) + 30000)`);
+      const recent: EventId[] = [];
+      for (let i = 0; i < 5; i++) recent.push(await put(`a recent marker ${i}`, `r${i}`));
+      expect((await store.search({ text: "rare marker" })).map((h) => h.event)).toEqual([old2, old1]);
+      expect((await store.search({ text: "marker" })).map((h) => h.event)).toEqual([...recent.reverse(), old2, old1]);
+      const page = await store.search({ text: "marker", limit: 6 });
+      expect(page.map((h) => h.label)).toEqual(["r4", "r3", "r2", "r1", "r0", "old2"]);
+      expect((await store.search({ text: "marker", before: page[5]?.event })).map((h) => h.event)).toEqual([old1]);
+      expect((await store.search({ text: "marker", session: session.id })).map((h) => h.event)).toHaveLength(7);
+    } finally {
+      await c.end();
+    }
+  });
+
   it("SE-4: words are cut the same whatever the database's locale: a letter beyond ASCII is a letter, case folds", async () => {
     const store = await open();
     const { session, genesis } = await store.createSession({ genesis: ev("{}") });
