@@ -48,12 +48,13 @@ import {
   leaseOf,
   notFound,
   PageDirectories,
+  type SearchHitRow,
   type Segment,
   type Span,
+  searchHit,
   searchLimit,
   searchTerms,
   sessionOf,
-  snippetOf,
 } from "@strata/store/backend";
 import type { Pool } from "pg";
 import { PgAppends } from "./appends.ts";
@@ -250,7 +251,7 @@ export class PgBackend implements AsyncStore {
     // Each term a phrase of its words, cut as the index cuts the text (schema.ts, version 2).
     const words: unknown[] = terms.map((w) => w.join(" "));
     const q = terms.map((_, i) => `phraseto_tsquery('simple'::regconfig, $${i + 1}::text)`).join(" && ");
-    const cols = "e.id, e.search, e.kind, e.label, e.by, e.ts, g.session";
+    const cols = "e.id, e.search AS text, e.kind, e.label, e.by, e.ts, g.session";
     const from = `${s}.events e JOIN ${s}.segments g ON g.id = e.segment`;
     const k = terms.length;
     // Every statement is planned with its words (sent unnamed): a cached generic plan cannot tell a
@@ -293,15 +294,7 @@ export class PgBackend implements AsyncStore {
       await this.#db.q("RESET enable_indexscan");
       return [...recent, ...older];
     });
-    return rows.map((r) => ({
-      event: Number(r.id) as EventId,
-      session: r.session as SessionId,
-      kind: r.kind as string,
-      label: (r.label as string | null) ?? null,
-      by: (r.by as string | null) ?? null,
-      ts: Number(r.ts),
-      ...snippetOf(r.search as string, terms),
-    }));
+    return rows.map((r) => searchHit(r as unknown as SearchHitRow, terms));
   }
 
   async searchBacklog(): Promise<number> {

@@ -11,7 +11,18 @@ export { digestBytes } from "./digest.ts";
 export { decodeDirectory } from "./directory.ts";
 export { messageOf } from "./errors.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
-export { fts5Query, MAX_SEARCH_LIMIT, SEARCH_LIMIT, type SearchTerms, searchLimit, searchTerms, searchWords, snippetOf } from "./search.ts";
+export {
+  fts5Query,
+  MAX_SEARCH_LIMIT,
+  SEARCH_LIMIT,
+  type SearchHitRow,
+  type SearchTerms,
+  searchHit,
+  searchLimit,
+  searchTerms,
+  searchWords,
+  snippetOf,
+} from "./search.ts";
 export { PageDirectories, type PageHost } from "./snapshot-pages.ts";
 export { chainSpans, damaged, type Segment, type Span } from "./spans.ts";
 export {

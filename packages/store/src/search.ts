@@ -4,7 +4,7 @@
  * a hit shows, cut from the event's text here so that every backend shows the same one.
  */
 import { StoreError } from "./errors.ts";
-import { MAX_SEARCH_TERMS, type SearchQuery } from "./types.ts";
+import { type EventId, MAX_SEARCH_TERMS, type SearchHit, type SearchQuery, type SessionId } from "./types.ts";
 
 /** Default and largest number of hits one search answers. */
 export const SEARCH_LIMIT = 20;
@@ -123,4 +123,28 @@ export function snippetOf(text: string, terms: SearchTerms): { snippet: string; 
 function termPattern(words: readonly string[]): RegExp {
   const body = words.map((w) => w.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")).join("[^\\p{L}\\p{N}]+");
   return new RegExp(`(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`, "giu");
+}
+
+/** A backend's row of a hit: the event's fields and its searchable text. */
+export interface SearchHitRow {
+  readonly id: number | string;
+  readonly session: string;
+  readonly kind: string;
+  readonly label: string | null;
+  readonly by: string | null;
+  readonly ts: number | string;
+  readonly text: string;
+}
+
+/** The hit of a row (SE-4), with its snippet (SE-5): the same on every backend. */
+export function searchHit(r: SearchHitRow, terms: SearchTerms): SearchHit {
+  return {
+    event: Number(r.id) as EventId,
+    session: r.session as SessionId,
+    kind: r.kind,
+    label: r.label ?? null,
+    by: r.by ?? null,
+    ts: Number(r.ts),
+    ...snippetOf(r.text, terms),
+  };
 }

@@ -14,7 +14,7 @@ import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
-import { fts5Query, matchesTerms, type SearchTerms, searchLimit, searchTerms, snippetOf } from "../search.ts";
+import { fts5Query, matchesTerms, type SearchTerms, searchHit, searchLimit, searchTerms } from "../search.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -45,13 +45,12 @@ import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
 import { DIGEST_VERSION, SEARCH_VERSION } from "./schema.ts";
-
-/** Pending search rows an appending connection gathers before it moves them into the index (SE-4). */
-export const SEARCH_BATCH = 256;
-
 import { Segments, type Span } from "./segments.ts";
 import { type EventRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
+
+/** Pending search rows an appending connection gathers before it moves them into the index (SE-4). */
+export const SEARCH_BATCH = 256;
 
 /** What a backend is opened with besides its file. */
 export interface BackendOptions {
@@ -246,15 +245,7 @@ export class SqliteBackend implements Store {
       const pending = this.#pendingHits(terms, before, session);
       return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
     });
-    return rows.map((r) => ({
-      event: Number(r.id) as EventId,
-      session: r.session as SessionId,
-      kind: r.kind,
-      label: r.label,
-      by: r.by,
-      ts: Number(r.ts),
-      ...snippetOf(r.text, terms),
-    }));
+    return rows.map((r) => searchHit(r, terms));
   }
 
   /**
