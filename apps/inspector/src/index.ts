@@ -4,8 +4,11 @@ export { CHROMIUM_FLAGS, chromiumPath } from "./chromium.ts";
 export type { LiveOptions } from "./live.ts";
 export {
   type BranchRow,
+  type CallEffects,
   type ChildrenQuery,
   type ChildrenResponse,
+  type ConversationQuery,
+  type ConversationResponse,
   type DiffQuery,
   type DiffResponse,
   type Elided,

@@ -200,6 +200,30 @@ export interface FileDiffResponse {
   readonly changes: readonly FileDiffRow[];
 }
 
+/**
+ * What the log says of one call in a conversation answer (IN-27): the event that settled it
+ * (`call.outcome`, `call.interrupted`), and, when that event changed workspace files, the two
+ * ends of its file diff (`…/filediff?from&to`: the event before it and the event itself).
+ */
+export interface CallEffects {
+  readonly settled: { readonly id: EventId; readonly depth: number; readonly label: string | null };
+  readonly files?: { readonly from: EventId; readonly to: EventId };
+}
+
+/**
+ * `GET …/conversation`: a window of `<body>`'s children at `event` (IN-26, IN-27), in document
+ * order, each windowed as the tree is (IN-15) — the same elements the tree answers, not another
+ * model of the session. `earlier` when the body has children before the first (ask again with
+ * `before=` its id); `calls` by call element id.
+ */
+export interface ConversationResponse {
+  readonly event: EventId;
+  readonly body: NodeId;
+  readonly items: readonly NodeJson[];
+  readonly earlier: boolean;
+  readonly calls: Readonly<Record<string, CallEffects>>;
+}
+
 /** The body of every failed request (IN-6, IN-19). */
 export interface ErrorResponse {
   readonly error: ErrorBody;
@@ -287,6 +311,12 @@ export interface FileDiffQuery extends OnBranch {
   /** Only this path's change (none when it did not change). */
   readonly path?: string;
 }
+export interface ConversationQuery extends AtEvent {
+  /** Only the children before this child of `<body>` (default: to the end). */
+  readonly before?: NodeId | number;
+  /** At most this many, the last ones before `before` (1 … 500, default 40). */
+  readonly limit?: number;
+}
 export interface StreamQuery extends OnBranch {
   /** Send the events after this one (default: the head); `Last-Event-ID` wins over it. */
   readonly from?: EventId | number;
@@ -313,6 +343,7 @@ export interface Protocol {
   files: { query: FilesQuery; response: FilesResponse };
   file: { query: FileQuery; response: FileResponse };
   filediff: { query: FileDiffQuery; response: FileDiffResponse };
+  conversation: { query: ConversationQuery; response: ConversationResponse };
   stream: { query: StreamQuery; response: never };
 }
 
@@ -342,6 +373,7 @@ export const ENDPOINTS = {
   files: { method: "GET", path: "/api/sessions/:session/files" },
   file: { method: "GET", path: "/api/sessions/:session/file" },
   filediff: { method: "GET", path: "/api/sessions/:session/filediff" },
+  conversation: { method: "GET", path: "/api/sessions/:session/conversation" },
   stream: { method: "GET", path: "/api/sessions/:session/stream" },
 } as const satisfies { readonly [E in Endpoint]: { readonly method: "GET"; readonly path: `/api/${string}` } };
 

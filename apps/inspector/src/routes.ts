@@ -11,9 +11,10 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type BlobText, blobReader, fetchBlobs, projectRequest } from "@strata/agent";
-import { diffTrees, select, type Tree, toXml } from "@strata/dom";
+import { diffTrees, type NodeId, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, treeBlobRefs } from "@strata/engine";
 import { type AsyncStore, type EventMeta, isAsyncStore, type SessionInfo, type Store } from "@strata/store";
+import { conversation, Settles } from "./conversation.ts";
 import { HttpError } from "./failure.ts";
 import { fileDiff } from "./file-diff.ts";
 import { fileAt, filesPage, pathParam } from "./files.ts";
@@ -82,6 +83,7 @@ const LOOKUPS_AT_ONCE = 8;
 /** The table: every endpoint of the protocol, answered from `deps.store`. */
 export function routeTable(deps: RouteDeps): RouteTable {
   const { store, trees } = deps;
+  const settles = new Settles(store);
   return {
     sessions: route("sessions", async () => {
       const row = async (s: SessionInfo): Promise<SessionRow> => {
@@ -234,6 +236,16 @@ export function routeTable(deps: RouteDeps): RouteTable {
           ...(path === null ? {} : { path: pathParam(path) }),
         },
       );
+    }),
+
+    // IN-26, IN-27: a window of the body's children at an event, with what the log says of their calls.
+    conversation: route("conversation", async ({ params, query }) => {
+      const { at, tree } = await treeOf(deps, params.session, query);
+      const before = countParam("before", query.get("before"), { min: 1, max: 2 ** 31 - 1, default: 0 });
+      const limit = countParam("limit", query.get("limit"), { min: 1, max: 500, default: 40 });
+      const meta = await store.eventMeta(at);
+      if (meta === undefined) throw new HttpError(404, `no event ${at}`);
+      return conversation(settles, tree, meta, before === 0 ? undefined : (before as NodeId), limit);
     }),
 
     // IN-5, IN-18: the live stream from `Last-Event-ID` (a reconnect), `?from=` or the head.

@@ -104,6 +104,12 @@ describe("IN-10 … IN-16 the inspector in Chromium", () => {
     await page.locator('[data-tab="prompt"]').click();
     await expect.poll(async () => (await page.locator('[data-test="prompt"]').textContent()) ?? "").toContain("<script>alert(2)</script>");
     expect(await page.locator('[data-test="prompt"] img, [data-test="prompt"] script').count()).toBe(0);
+    // IN-26: the conversation shows the same output as text
+    await page.locator('[data-tab="conversation"]').click();
+    const result = page.locator('[data-test="conversation"] [data-test="call"][data-tool="fetch"] [data-test="result"]');
+    await expect.poll(async () => ((await result.count()) > 0 ? await result.textContent() : "")).toContain("<img src=x onerror=alert(1)>");
+    expect(await result.textContent()).toContain("<script>alert(2)</script>␛[31mred␛[0m");
+    expect(await page.locator('[data-test="conversation"] img, [data-test="conversation"] script').count()).toBe(0);
     expect(dialogs).toEqual([]);
     await shot("5-hostile-as-text");
     await page.locator('[data-tab="tree"]').click();

@@ -79,6 +79,7 @@ describe("IN-20 one protocol, one route table", () => {
       files: { path: pathOf("files", { session: s }), keys: ["bytes", "dir", "event", "files", "offset", "total", "tracked"] },
       file: { path: pathOf("file", { session: s }), query: "path=a.txt", keys: ["content", "event", "file"] },
       filediff: { path: pathOf("filediff", { session: s }), query: `from=${first}`, keys: ["changes", "from", "offset", "to", "total"] },
+      conversation: { path: pathOf("conversation", { session: s }), keys: ["body", "calls", "earlier", "event", "items"] },
       stream: { path: pathOf("stream", { session: s }), keys: [] },
     };
     expect(Object.keys(cases).sort()).toEqual(Object.keys(ENDPOINTS).sort());

@@ -29,6 +29,8 @@ export interface ViewEvents {
   "strata-base": { readonly index: number };
   /** The branch graph: switch to this branch. */
   "strata-branch": { readonly name: string };
+  /** The conversation: show element `id` in the tree. */
+  "strata-reveal": { readonly id: number };
   /** A view's own request failed: show this message. */
   "strata-error": { readonly message: string };
 }

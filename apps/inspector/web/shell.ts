@@ -27,7 +27,7 @@ export class StrataApp extends Base {
     // Keyed: another session or branch is another view (its timeline, tree and stream), not this one updated.
     return keyed(
       `${this.r.session}\n${this.r.branch ?? "main"}`,
-      html`<strata-session .session=${this.r.session} .branch=${this.r.branch ?? "main"} .initialAt=${this.r.at}></strata-session>`,
+      html`<strata-session .session=${this.r.session} .branch=${this.r.branch ?? "main"} .initialAt=${this.r.at} .initialTab=${this.r.tab}></strata-session>`,
     );
   }
 }

@@ -83,7 +83,8 @@ export class FileDiffView extends Base {
   }
 
   override render(): TemplateResult {
-    if (this.base === undefined)
+    // In the files tab the diff needs a base; a call's own diff (the conversation) comes with its answer.
+    if (this.base === undefined && this.diff === undefined)
       return html`<p class="dim" data-test="file-diff-hint">Shift-click an event in the timeline to see the files changed between it and the selected event.</p>`;
     const d = this.diff;
     if (d === undefined) return html`<p class="dim">loading…</p>`;

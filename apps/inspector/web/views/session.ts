@@ -13,6 +13,7 @@
 import { html, nothing, type TemplateResult } from "lit";
 import { cache } from "lit/directives/cache.js";
 import type {
+  ConversationResponse,
   DiffResponse,
   EventDetail,
   FileDiffResponse,
@@ -29,6 +30,7 @@ import { listHref, sessionHash } from "../route.ts";
 import { time, visible } from "../text.ts";
 import type { Timeline } from "./timeline.ts";
 import "./branches.ts";
+import "./conversation.ts";
 import "./diff.ts";
 import "./event.ts";
 import "./file-diff.ts";
@@ -37,14 +39,15 @@ import "./prompt.ts";
 import "./timeline.ts";
 import "./tree.ts";
 
-type Tab = "tree" | "diff" | "files" | "prompt" | "event";
-const TABS: readonly Tab[] = ["tree", "diff", "files", "prompt", "event"];
+type Tab = "tree" | "conversation" | "diff" | "files" | "prompt" | "event";
+const TABS: readonly Tab[] = ["tree", "conversation", "diff", "files", "prompt", "event"];
 
 export class SessionView extends Base {
   static override properties = {
     session: {},
     branch: {},
     initialAt: {},
+    initialTab: {},
     info: { state: true },
     total: { state: true },
     head: { state: true },
@@ -53,6 +56,7 @@ export class SessionView extends Base {
     tab: { state: true },
     tree: { state: true },
     hits: { state: true },
+    conversation: { state: true },
     diff: { state: true },
     files: { state: true },
     fileDiff: { state: true },
@@ -66,6 +70,8 @@ export class SessionView extends Base {
   session = "";
   branch = "main";
   initialAt: number | undefined;
+  /** The tab the address names (another branch opens with the tab the last one had). */
+  initialTab: string | undefined;
   info: SessionResponse | undefined;
   total = 0;
   head = 0;
@@ -75,6 +81,8 @@ export class SessionView extends Base {
   tab: Tab = "tree";
   tree: TreeResponse | undefined;
   hits: ReadonlySet<number> = new Set();
+  /** The conversation tab: the last window of the body at the selected event (IN-26). */
+  conversation: ConversationResponse | undefined;
   diff: DiffResponse | undefined;
   /** The files tab: the workspace at the selected event, and the file diff from the base to it. */
   files: FilesResponse | undefined;
@@ -90,9 +98,13 @@ export class SessionView extends Base {
   #stop: (() => void) | undefined;
   #treeTimer: ReturnType<typeof setTimeout> | undefined;
   #query = "";
+  /** The element the conversation asked the tree to show (a hit while there is no search). */
+  #revealed: number | undefined;
 
   override async connectedCallback(): Promise<void> {
     super.connectedCallback();
+    const tab = TABS.find((t) => t === this.initialTab);
+    if (tab !== undefined) this.tab = tab;
     await this.#load();
   }
 
@@ -177,7 +189,7 @@ export class SessionView extends Base {
     if (!follow) this.following = index === this.total - 1;
     const row = await this.#rows.rowAsync(index);
     if (row === undefined || this.index !== index) return;
-    history.replaceState(null, "", sessionHash(this.session, this.branch, row.id));
+    history.replaceState(null, "", sessionHash(this.session, this.branch, row.id, this.tab));
     clearTimeout(this.#treeTimer);
     this.#treeTimer = setTimeout(() => void this.#refresh(row.id), follow ? 150 : 40);
   }
@@ -192,6 +204,7 @@ export class SessionView extends Base {
         this.tree = t;
         await this.#search();
       }
+      if (this.tab === "conversation") this.conversation = await get("conversation", session, { branch: this.branch, at });
       if (this.tab === "diff" && this.base !== undefined) {
         const from = (await this.#rows.rowAsync(this.base))?.id;
         if (from !== undefined) this.diff = await get("diff", session, { branch: this.branch, from, to: at });
@@ -216,7 +229,7 @@ export class SessionView extends Base {
   /** The selector search (IN-14): the ids matching the query in the shown tree. */
   async #search(): Promise<void> {
     if (this.#query.trim() === "" || this.tree === undefined) {
-      this.hits = new Set();
+      this.hits = this.#revealed === undefined ? new Set() : new Set([this.#revealed]);
       return;
     }
     try {
@@ -232,7 +245,10 @@ export class SessionView extends Base {
   #setTab(t: Tab): void {
     this.tab = t;
     const row = this.#rows.row(this.index);
-    if (row !== undefined) void this.#refresh(row.id);
+    if (row !== undefined) {
+      history.replaceState(null, "", sessionHash(this.session, this.branch, row.id, t));
+      void this.#refresh(row.id);
+    }
   }
 
   override render(): TemplateResult {
@@ -245,7 +261,7 @@ export class SessionView extends Base {
         <h1>${visible(this.info.title ?? this.info.id)}</h1>
         <span class="dim">${this.info.id}</span>
         <label>branch
-          <select data-test="branch" @change=${(e: Event) => (location.hash = sessionHash(this.session, (e.target as HTMLSelectElement).value))}>
+          <select data-test="branch" @change=${(e: Event) => (location.hash = sessionHash(this.session, (e.target as HTMLSelectElement).value, undefined, this.tab))}>
             ${this.info.branches.map((b) => html`<option value=${b.name} ?selected=${b.name === this.branch}>${visible(b.name)}</option>`)}
           </select>
         </label>
@@ -254,7 +270,7 @@ export class SessionView extends Base {
       </header>
       <div class="layout">
         <div class="left">
-          <strata-branches .branches=${this.info.branches} .current=${this.branch} @strata-branch=${(e: Event) => (location.hash = sessionHash(this.session, eventDetail("strata-branch", e).name))}></strata-branches>
+          <strata-branches .branches=${this.info.branches} .current=${this.branch} @strata-branch=${(e: Event) => (location.hash = sessionHash(this.session, eventDetail("strata-branch", e).name, undefined, this.tab))}></strata-branches>
           <strata-timeline .rows=${this.#rows} .version=${this.rowsVersion} .total=${this.total} .index=${this.index} .base=${this.base}
             @strata-select=${(e: Event) => void this.#select(eventDetail("strata-select", e).index)}
             @strata-base=${(e: Event) => {
@@ -271,6 +287,7 @@ export class SessionView extends Base {
               this.tab === "tree"
                 ? html`<input data-test="select" placeholder="CSS selector, e.g. call[status=running]" size="36" @change=${(e: Event) => {
                     this.#query = (e.target as HTMLInputElement).value;
+                    this.#revealed = undefined;
                     void this.#search();
                   }} /> <span class="dim" data-test="hits">${this.#query ? `${this.hits.size} matches` : ""}</span>`
                 : nothing
@@ -280,7 +297,13 @@ export class SessionView extends Base {
           ${this.error ? html`<div class="err" data-test="error">${this.error}</div>` : nothing}
           <div class="pane" data-test="pane" @strata-error=${(e: Event) => {
             this.error = eventDetail("strata-error", e).message;
-          }}>${cache(this.#pane())}</div>
+          }} @strata-select=${(e: Event) => void this.#select(eventDetail("strata-select", e).index)}
+            @strata-reveal=${(e: Event) => {
+              // the element in the tree at the same event: highlighted, its ancestors opened
+              this.#revealed = eventDetail("strata-reveal", e).id;
+              this.hits = new Set([this.#revealed]);
+              this.#setTab("tree");
+            }}>${cache(this.#pane())}</div>
         </div>
       </div>`;
   }
@@ -290,6 +313,8 @@ export class SessionView extends Base {
     switch (this.tab) {
       case "tree":
         return html`<strata-tree .session=${this.session} .branch=${this.branch} .tree=${this.tree} .hits=${this.hits}></strata-tree>`;
+      case "conversation":
+        return html`<strata-conversation .session=${this.session} .branch=${this.branch} .conversation=${this.conversation}></strata-conversation>`;
       case "diff":
         return html`<strata-diff .diff=${this.diff} .base=${this.base}></strata-diff>`;
       case "files":

@@ -50,6 +50,11 @@ export class TreeView extends Base {
         for (let p = this.#parents.get(id); p !== undefined; p = this.#parents.get(p)) this.#expanded.set(p, true);
   }
 
+  protected override updated(changed: PropertyValues<this>): void {
+    // a search's first match, or the element the conversation asked for, scrolled into view
+    if (changed.has("hits") && this.hits.size > 0) this.querySelector(".node.hit")?.scrollIntoView({ block: "center" });
+  }
+
   override render(): TemplateResult {
     return this.tree === undefined
       ? html`<p class="dim">loading…</p>`
