@@ -7,6 +7,7 @@
  */
 import type { Answer, Port } from "@strata/engine";
 import { type BranchInfo, drive, type EventId, type EventMeta, type SessionInfo, StoreError, value } from "@strata/store";
+import { archivedAt } from "./archive.ts";
 import { LAST } from "./command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { damageMessage, handlesOf } from "./sessions.ts";
@@ -44,9 +45,19 @@ export function lastSession<P extends Port>(store: P): Answer<P, SessionInfo> {
 }
 
 function* lastSessionSteps(store: Port): Steps<SessionInfo> {
-  const first = (yield* value(store.recentSessions(1)))[0];
-  if (first === undefined) throw new CliError(`there are no sessions in ${store.path} yet, so @last names none; \`strata run\` starts one`);
-  return first.session;
+  // Archived sessions are not "the last" (CLI-48): the ranking is read in growing pages past them.
+  for (let n = 1; ; n *= 4) {
+    const page = yield* value(store.recentSessions(n));
+    const first = page.find((r) => archivedAt(r.session) === null);
+    if (first !== undefined) return first.session;
+    if (page.length < n) {
+      if (page.length === 0)
+        throw new CliError(`there are no sessions in ${store.path} yet, so @last names none; \`strata run\` starts one`);
+      throw new CliError(
+        `every session in ${store.path} is archived, so @last names none; \`strata ls --archived\` lists them, \`strata archive --undo SESSION\` brings one back`,
+      );
+    }
+  }
 }
 
 /**

@@ -46,7 +46,12 @@ export interface Args {
 }
 
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  db: { type: "string", value: "PATH", description: "the database (default ./.strata/strata.db, or $STRATA_DB)" },
+  db: {
+    type: "string",
+    value: "PATH",
+    description:
+      "the database (default $STRATA_DB, else the nearest .strata/strata.db up to the git work tree's root, else ./.strata/strata.db)",
+  },
   branch: { type: "string", value: "NAME", description: "the branch to act on (default main)" },
   json: { type: "boolean", description: "print one JSON document on stdout, nothing else" },
   "no-color": { type: "boolean", description: "no colour (also: NO_COLOR set, or output not a terminal)" },

@@ -65,15 +65,47 @@ const run: Command = {
   load: () => import("./commands/agent.ts").then((m) => m.run),
 };
 
+const chat: Command = {
+  name: "chat",
+  summary: "talk to the agent: a conversation in the terminal, one run per message",
+  usage: "strata chat [SESSION[@BRANCH] | -c | -r] [--model SPEC] [--workspace DIR] [--title TITLE]",
+  description: [
+    "Type a message; the reply streams, tool calls show as they run (elapsed time, output tail), and the conversation goes on with the next message. Each message is one run of the agent loop on the branch (as `strata run TASK --session` would do), so the chat is resumable wherever it is killed. Without SESSION, -c or -r the first message creates a new session (a model must be configured: --model or $STRATA_MODEL).",
+    "Ctrl-C cancels the current turn (recorded as cancelled; the session stays); a second Ctrl-C in the same turn quits. At the prompt Ctrl-C clears the line, twice on an empty line leaves, as do Ctrl-D and /exit.",
+    "Slash commands drive the session: /fork [NAME], /switch BRANCH, /branches, /rewind EVENT, /undo (the last message and what it did, files included), /prompt, /diff [EVENT], /tree, /files, /log, /session, /help. A message that starts with / is written //.",
+    "With stdin not a terminal every line is a message (slash commands too), so a chat can be scripted; the exit code is the last turn's: 0 completed, 1 failed or stopped, 130 cancelled.",
+  ].join("\n"),
+  examples: [
+    "strata chat --model openai:gpt-4o-mini",
+    "strata chat -c                              # the most recently active session",
+    "strata chat -r                              # pick one (type to filter)",
+    "strata chat 6CPD71@alt",
+    'printf "add a test\\n/diff\\n" | strata chat @last',
+  ],
+  options: {
+    ...runOptions("run"),
+    continue: { type: "boolean", short: "c", description: "continue the most recently active session (same as giving @last)" },
+    resume: { type: "boolean", short: "r", description: "pick the session on the terminal: recent first, type to filter" },
+    title: { type: "string", value: "TITLE", description: "the new session's title (default: the first message)" },
+  },
+  positionals: { min: 0, max: 1 },
+  json: false,
+  load: () => import("./commands/chat.ts").then((m) => m.chat),
+};
+
 const resume: Command = {
   name: "resume",
   summary: "reopen a session, say what was interrupted, and continue it",
-  usage: "strata resume SESSION[@BRANCH] [--model SPEC] [--max-steps N]",
+  usage: "strata resume [SESSION[@BRANCH]] [--model SPEC] [--max-steps N]",
   description:
-    "Takes the branch (exit 3 if another process drives it), materializes its head, prints the lifecycle work (calls that will run, re-run or be marked interrupted), records any change to the template or context files on disk as a patch, and continues the agent loop. Every input defaults to what the session recorded — model, workspace, template, context files, limits; a flag replaces one. An imported session's recorded paths are never followed: give --workspace, and its recorded template and context copies are used.",
-  examples: ["strata resume @last", "strata resume 6CPD71@alt --model scripted:fixtures/models/alt.json"],
+    "Without SESSION on a terminal, a picker offers the sessions (recent first, type to filter). Takes the branch (exit 3 if another process drives it), materializes its head, prints the lifecycle work (calls that will run, re-run or be marked interrupted), records any change to the template or context files on disk as a patch, and continues the agent loop. Every input defaults to what the session recorded — model, workspace, template, context files, limits; a flag replaces one. An imported session's recorded paths are never followed: give --workspace, and its recorded template and context copies are used.",
+  examples: [
+    "strata resume @last",
+    "strata resume            # pick one on a terminal",
+    "strata resume 6CPD71@alt --model scripted:fixtures/models/alt.json",
+  ],
   options: runOptions("resume"),
-  positionals: { min: 1, max: 1 },
+  positionals: { min: 0, max: 1 },
   takesSession: true,
   json: true,
   load: () => import("./commands/agent.ts").then((m) => m.resume),
@@ -82,12 +114,13 @@ const resume: Command = {
 const ls: Command = {
   name: "ls",
   summary: "list sessions",
-  usage: "strata ls [--all] [--limit N]",
+  usage: "strata ls [--all | --archived] [--limit N]",
   description:
-    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts). --limit N lists the N most recently active, found in one query however many sessions the database holds.",
-  examples: ["strata ls", "strata ls --limit 10", "strata ls --all --json", "strata ls -q | head -1"],
+    "Sessions, most recently active first: handle (what every command accepts as SESSION), title, branches, events on main, last activity and status. -q prints only the whole ids, one per line (for scripts). --limit N lists the N most recently active, found in one query however many sessions the database holds. Archived sessions (`strata archive`) are left out unless --archived (only them) or --all (everything).",
+  examples: ["strata ls", "strata ls --limit 10", "strata ls --all --json", "strata ls --archived", "strata ls -q | head -1"],
   options: {
-    all: { type: "boolean", description: "also list each session's branches, abandoned ones included" },
+    all: { type: "boolean", description: "also list archived sessions, and each session's branches, abandoned ones included" },
+    archived: { type: "boolean", description: "list only archived sessions" },
     limit: { type: "string", value: "N", description: "only the N most recently active sessions (default: all)" },
   },
   positionals: { min: 0, max: 0 },
@@ -187,6 +220,29 @@ const branches: Command = {
   takesSession: true,
   json: true,
   load: () => import("./commands/read.ts").then((m) => m.branches),
+};
+
+const cost: Command = {
+  name: "cost",
+  summary: "tokens and cost per branch, the history a fork shares counted once",
+  usage: "strata cost SESSION[@BRANCH] [--prices FILE]",
+  description: [
+    "For each branch: the tokens it inherits from its fork point, the tokens its own events added, and its total; then the session's distinct total, every event counted once however many branches share it (never the sum of the branches). By model too, with cache and reasoning tokens when the session records them (imported sessions), and the cost a source recorded.",
+    'With prices, each in US dollars: a JSON file {"models": {"MODEL": {"input": USD, "output": USD, "cacheRead": USD, "cacheWrite": USD}}} of dollars per million tokens, from --prices FILE, else $STRATA_PRICES, else prices.json beside the database. A model is found by its id as the session records it (openai:gpt-4o-mini), else by the name after its provider (gpt-4o-mini). A model without a price is shown as unpriced, never guessed; without prices, tokens only.',
+    "Reads the events' payloads, no tree: a long session with forks costs one read of its events. SESSION@BRANCH shows that branch alone (the session's total is still every branch's). -q prints BRANCH TOKENS [COST] per line.",
+  ].join("\n"),
+  examples: ["strata cost @last", "strata cost 6CPD71@alt --prices prices.json", "STRATA_PRICES=~/prices.json strata cost 6CPD71 --json"],
+  options: {
+    prices: {
+      type: "string",
+      value: "FILE",
+      description: "US dollars per million tokens, per model (default: $STRATA_PRICES, else prices.json beside the database if there)",
+    },
+  },
+  positionals: { min: 1, max: 1 },
+  takesSession: true,
+  json: true,
+  load: () => import("./commands/cost.ts").then((m) => m.cost),
 };
 
 const prompt: Command = {
@@ -391,6 +447,71 @@ const importCmd: Command = {
   load: () => import("./commands/bundle.ts").then((m) => m.importCmd),
 };
 
+const rename: Command = {
+  name: "rename",
+  summary: "give a session a new title",
+  usage: "strata rename SESSION TITLE",
+  description: "Replaces the session's title (what `strata ls` shows); nothing else changes. An empty TITLE clears it.",
+  examples: ['strata rename 6CPD71 "fix the flaky test"', 'strata rename @last ""'],
+  options: {},
+  positionals: { min: 2, max: 2 },
+  takesSession: true,
+  json: true,
+  load: () => import("./commands/manage.ts").then((m) => m.rename),
+};
+
+const rm: Command = {
+  name: "rm",
+  summary: "remove whole sessions: every branch, event and snapshot",
+  usage: "strata rm SESSION... [--yes] [--dry-run]",
+  description: [
+    "Removes each session whole — all its branches (kept rewound heads too), events, snapshots, leases and search entries — in one transaction per session: killed at any moment, a session is either whole or gone. There is no undo (`strata archive` hides a session instead; `strata export` keeps a copy).",
+    "On a terminal it shows what will go (title, branches, events) and asks; --yes does not ask. Without a terminal --yes is required (exit 2, nothing removed). A session another process is driving right now is refused (exit 3) and nothing is removed. Blobs (file contents, tool outputs, snapshot pages) stay until `strata gc`.",
+  ].join("\n"),
+  examples: ["strata rm 6CPD71", "strata rm 6CPD71 9QW2ZK --yes", "strata rm @last --dry-run --json"],
+  options: {
+    yes: { type: "boolean", short: "y", description: "remove without asking" },
+    "dry-run": { type: "boolean", description: "show what would be removed and remove nothing" },
+  },
+  positionals: { min: 1, max: 100 },
+  takesSession: true,
+  json: true,
+  load: () => import("./commands/manage.ts").then((m) => m.rm),
+};
+
+const archive: Command = {
+  name: "archive",
+  summary: "hide sessions from ls and @last (reversible; nothing is removed)",
+  usage: "strata archive SESSION... [--undo]",
+  description:
+    "Marks each session archived: `strata ls`, `@last` and the session picker leave it out, `strata ls --archived` (or --all) lists it, and every command still takes it by handle or id. Nothing of the session changes or goes. --undo brings sessions back.",
+  examples: ["strata archive 6CPD71 9QW2ZK", "strata archive --undo 6CPD71", "strata ls --archived"],
+  options: {
+    undo: { type: "boolean", description: "unarchive: list the sessions again" },
+  },
+  positionals: { min: 1, max: 100 },
+  takesSession: true,
+  json: true,
+  load: () => import("./commands/manage.ts").then((m) => m.archive),
+};
+
+const gc: Command = {
+  name: "gc",
+  summary: "reclaim blobs no session refers to any more",
+  usage: "strata gc [--dry-run]",
+  description: [
+    "Deletes the blobs — file contents, tool outputs, texts, snapshot pages — that no remaining session or branch reaches (what `strata rm` left behind), and prints how many and how many bytes. Everything a session can still read is kept. --dry-run only counts.",
+    "It runs in one write transaction: other writers wait for it. It is refused (exit 3) while another process drives a session, since a running agent may hold blobs it has stored but not yet recorded. On SQLite it then returns the freed pages to the file system (VACUUM); on PostgreSQL autovacuum does.",
+  ].join("\n"),
+  examples: ["strata gc --dry-run", "strata gc", "strata gc --json"],
+  options: {
+    "dry-run": { type: "boolean", description: "count what would be reclaimed and delete nothing" },
+  },
+  positionals: { min: 0, max: 0 },
+  json: true,
+  load: () => import("./commands/manage.ts").then((m) => m.gc),
+};
+
 const verify: Command = {
   name: "verify",
   summary: "check the database's integrity",
@@ -424,6 +545,7 @@ const serve: Command = {
 
 export const COMMANDS: readonly Command[] = [
   run,
+  chat,
   resume,
   ls,
   search,
@@ -431,6 +553,7 @@ export const COMMANDS: readonly Command[] = [
   show,
   diff,
   branches,
+  cost,
   prompt,
   fork,
   rewind,
@@ -439,6 +562,10 @@ export const COMMANDS: readonly Command[] = [
   replay,
   exportCmd,
   importCmd,
+  rename,
+  rm,
+  archive,
+  gc,
   verify,
   serve,
 ];

@@ -1,6 +1,6 @@
 /** What every command gets: output, the store (opened on first use), and the global options. */
 import { existsSync, mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type AsyncStore, openStore, type Store } from "@strata/store";
 import { UsageError } from "./errors.ts";
 import type { Out } from "./output.ts";
@@ -42,6 +42,33 @@ export interface Context {
 
 export const DEFAULT_DB = ".strata/strata.db";
 
+/**
+ * The database a command uses when neither `--db` nor STRATA_DB names one (CLI-44, decision 0043):
+ * inside a git work tree, the nearest `.strata/strata.db` from `cwd` up to the work tree's root,
+ * else the root's (where a new one is made) — so every directory of a project sees its sessions;
+ * outside one, `./.strata/strata.db`. Nothing above the work tree, or above `cwd` outside one, is
+ * ever looked at: an unrelated database in a parent directory is never picked up.
+ */
+export function defaultDbPath(cwd: string): string {
+  const start = resolve(cwd);
+  let root: string | undefined;
+  for (let d = start; ; ) {
+    if (existsSync(join(d, ".git"))) {
+      root = d;
+      break;
+    }
+    const up = dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  if (root === undefined) return join(start, DEFAULT_DB);
+  for (let d = start; ; d = dirname(d)) {
+    const here = join(d, DEFAULT_DB);
+    if (existsSync(here)) return here;
+    if (d === root) return here;
+  }
+}
+
 export function makeContext(init: {
   out: Out;
   db: string | undefined;
@@ -50,7 +77,8 @@ export function makeContext(init: {
   cwd: string;
   signal: AbortSignal;
 }): Context {
-  const given = init.db ?? init.env.STRATA_DB ?? DEFAULT_DB;
+  const named = init.db ?? (init.env.STRATA_DB === "" ? undefined : init.env.STRATA_DB);
+  const given = named ?? defaultDbPath(init.cwd);
   const remote = /^postgres(ql)?:\/\//i.test(given);
   const dbPath = remote ? given.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@") : resolve(init.cwd, given);
   let store: Store | undefined;

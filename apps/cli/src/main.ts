@@ -4,13 +4,13 @@
  * message that says what is wrong and what to do, with an exit code: 0 success, 1 failure, 2 usage
  * error, 3 conflict (another writer, or files changed outside the agent that a restore would overwrite).
  */
-import { parseArgs } from "node:util";
-import { type Args, branchName, type Command, commandOptions, GLOBAL_OPTIONS, LAST, type OptionSpec } from "./command.ts";
+import { type Args, branchName, GLOBAL_OPTIONS, LAST } from "./command.ts";
 import { COMMANDS } from "./commands.ts";
 import type { Context } from "./context.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { commandHelp, didYouMean, overview, version } from "./help.ts";
 import { makeOut, type OutStreams } from "./output.ts";
+import { parseCommandArgs } from "./parse.ts";
 import { jsonText } from "./terminal.ts";
 
 export { COMMANDS };
@@ -30,10 +30,6 @@ function commandIndex(argv: readonly string[]): number {
     if (spec?.type === "string" && !a.includes("=")) i++;
   }
   return -1;
-}
-
-function optionsOf(command: Command): Record<string, OptionSpec> {
-  return { ...GLOBAL_OPTIONS, ...commandOptions(command) };
 }
 
 export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
@@ -90,24 +86,9 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     return fail(EXIT.usage, `unknown command "${name}"${didYouMean(name, names)}; commands: ${names.join(", ")} (strata --help)`);
   let args: Args;
   try {
-    const options = optionsOf(command);
-    const parsed = parseArgs({
-      args: [...argv.slice(0, first), ...argv.slice(first + 1)],
-      options: Object.fromEntries(
-        Object.entries(options).map(([k, o]: [string, OptionSpec]) => [
-          k,
-          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
-        ]),
-      ),
-      allowPositionals: true,
-      strict: true,
-    });
-    args = { values: parsed.values as Args["values"], positionals: parsed.positionals };
+    args = parseCommandArgs(command, [...argv.slice(0, first), ...argv.slice(first + 1)]);
   } catch (e) {
-    const message = (e as Error).message.replace(/\. To specify.*$/s, "");
-    const unknown = /Unknown option '--?([^']+)'/.exec(message)?.[1];
-    const hint = unknown === undefined ? "" : didYouMean(unknown, Object.keys(optionsOf(command))).replace(/"([^"]+)"/g, '"--$1"');
-    return fail(EXIT.usage, `${message}${hint} (strata ${command.name} --help)`);
+    return fail(EXIT.usage, (e as Error).message);
   }
   if (args.values.help === true) {
     streams.stdout.write(commandHelp(command));

@@ -34,7 +34,11 @@ export interface Reporter {
   close(): void;
 }
 
-export function reporter(out: Out, session: Session<Port>, live: boolean): Reporter {
+/**
+ * What `run`, `resume` and `chat` show while the loop works; `echoUser: false` leaves out the
+ * user's message (a chat on a terminal, where it was just typed).
+ */
+export function reporter(out: Out, session: Session<Port>, live: boolean, options: { echoUser?: boolean } = {}): Reporter {
   if (out.json || out.quiet) return { onEvent: () => {}, close: () => {} };
   let midLine = false;
   let running: { element: NodeId; tool: string; since: number; timer: NodeJS.Timeout } | undefined;
@@ -61,9 +65,10 @@ export function reporter(out: Out, session: Session<Port>, live: boolean): Repor
     switch (e.type) {
       case "turn":
         end();
-        if (e.role === ROLE.user)
-          out.line(`${out.paint("bold", "user")}  ${oneLine(session.durableTree.get(e.element)?.textContent() ?? "", 200)}`);
-        else {
+        if (e.role === ROLE.user) {
+          if (options.echoUser !== false)
+            out.line(`${out.paint("bold", "user")}  ${oneLine(session.durableTree.get(e.element)?.textContent() ?? "", 200)}`);
+        } else {
           out.write(`${out.paint("bold", "assistant")}  `);
           midLine = true;
         }

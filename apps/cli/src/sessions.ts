@@ -5,6 +5,7 @@
  */
 import type { Answer, Port } from "@strata/engine";
 import { type BranchInfo, drive, type EventMeta, isAsyncStore, type SessionId, type SessionInfo, StoreError, value } from "@strata/store";
+import { type ArchivedFilter, recentShown } from "./archive.ts";
 
 /** A handle is at least this many characters of the id's random tail (30 bits). */
 export const HANDLE_LENGTH = 6;
@@ -98,9 +99,14 @@ function* activitySteps(store: Port, session: SessionId): Generator<unknown, Act
 /**
  * The `limit` most recently active sessions with their activity: ranked by the store in one
  * statement (`recentSessions`), then only those looked up (over the network, AT_ONCE at a time).
+ * Archived sessions are left out unless `archived` says otherwise (archive.ts).
  */
-export async function recentActivity(store: Port, limit: number): Promise<{ session: SessionInfo; activity: Activity }[]> {
-  const recent = await store.recentSessions(limit);
+export async function recentActivity(
+  store: Port,
+  limit: number,
+  archived: ArchivedFilter = "hide",
+): Promise<{ session: SessionInfo; activity: Activity }[]> {
+  const recent = await recentShown(store, limit, archived);
   const found = await atOnce(recent, (r) => Promise.resolve(drive(activitySteps(store, r.session.id))));
   return recent.map((r, k) => ({ session: r.session, activity: found[k] as Activity }));
 }

@@ -53,6 +53,34 @@ const branch = {
     created: ms,
   },
 };
+/** Tokens and dollars of a part of a session (`cost`): summed, and per model. */
+const tokenCounts = {
+  tokens: count,
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadTokens: count,
+  cacheWriteTokens: count,
+  reasoningTokens: count,
+  turns: count,
+  cost: nullable({ type: "number", minimum: 0 }),
+  recordedCost: nullable({ type: "number", minimum: 0 }),
+};
+const usage = {
+  type: "object",
+  required: [...Object.keys(tokenCounts), "unpriced", "models"],
+  properties: {
+    ...tokenCounts,
+    unpriced: { type: "array", items: nullable({ type: "string" }) },
+    models: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["model", ...Object.keys(tokenCounts), "price"],
+        properties: { model: nullable({ type: "string" }), ...tokenCounts, price: nullable({ type: "object" }) },
+      },
+    },
+  },
+};
 const stops = [
   "completed-by-tool",
   "env-completed",
@@ -359,6 +387,27 @@ export const SCHEMAS = {
       },
     },
   },
+  cost: {
+    type: "object",
+    required: ["session", "handle", "branch", "prices", "currency", "eventCount", "branches", "distinct"],
+    properties: {
+      session: sessionId,
+      handle,
+      branch: nullable(branchName),
+      prices: nullable(absPath),
+      currency: { const: "USD" },
+      eventCount: count,
+      branches: {
+        type: "array",
+        items: {
+          type: "object",
+          required: [...branch.required, "forkedAt", "inherited", "own", "total"],
+          properties: { ...branch.properties, forkedAt: nullable(eventId), inherited: usage, own: usage, total: usage },
+        },
+      },
+      distinct: usage,
+    },
+  },
   serve: { type: "object", required: ["url", "token", "db"], properties: { url: { type: "string" }, token: nullable({ type: "string" }) } },
   error: {
     type: "object",
@@ -412,10 +461,25 @@ export const VOCABULARY: Readonly<Record<string, "session" | "event" | "branch" 
   writtenCount: "count",
   unchangedCount: "count",
   removedCount: "count",
+  keptBlobCount: "count",
+  byteCount: "count",
+  keptByteCount: "count",
+  fileByteCount: "count",
   dir: "path",
   created: "time",
   lastActivity: "time",
   ts: "time",
+  archived: "time",
+  models: "array",
+  unpriced: "array",
+  prices: "path",
+  tokens: "count",
+  turns: "count",
+  inputTokens: "count",
+  outputTokens: "count",
+  cacheReadTokens: "count",
+  cacheWriteTokens: "count",
+  reasoningTokens: "count",
 };
 
 /** Every place in `doc` where a vocabulary key holds another kind of value (null is allowed). */

@@ -32,7 +32,7 @@ export { type FetchedBlobs, fetchBlobs, missingBlob } from "./port.ts";
 export { type BlobText, blobReader, DEFAULT_SYSTEM_TEMPLATE, projectRequest, renderPrompt } from "./prompt.ts";
 export { type Divergence, type Override, type RerunOptions, type RerunReport, rerun } from "./rerun.ts";
 export { type RunResult, type RunState, runState } from "./runs.ts";
-export { DEFAULT_MAX_STEPS, startRun } from "./start.ts";
+export { DEFAULT_MAX_STEPS, openWork, startRun } from "./start.ts";
 export {
   checkTemplate,
   DEFAULT_LIMITS as TEMPLATE_LIMITS,

@@ -35,7 +35,7 @@ export { Replica } from "./replica.ts";
 export { type IndexBacklogOptions, indexSearchBacklog } from "./search.ts";
 export { type Change, type CommitOptions, type CreateOptions, Session, type SessionOptions } from "./session.ts";
 export { bodyOf, metaOf } from "./skeleton.ts";
-export { loadTree } from "./snapshots.ts";
+export { loadTree, storedBlobRefs } from "./snapshots.ts";
 export { decodeSse, decodeSseMessage, decodeSseStream, encodeSse, type Frame, SseDecoder, type StreamErrorCode } from "./sse.ts";
 export { type StreamOptions, StreamWriter } from "./stream.ts";
 export { Subscription } from "./subscription.ts";

@@ -18,7 +18,17 @@ import {
   type TreeHeader,
   withStoredPages,
 } from "@strata/dom";
-import { type AsyncStore, drive, type EventId, isAsyncStore, type SnapshotRecord, type Store, sha256, value } from "@strata/store";
+import {
+  type AsyncStore,
+  drive,
+  type EventId,
+  isAsyncStore,
+  type SnapshotRecord,
+  type Store,
+  sha256,
+  textRefs,
+  value,
+} from "@strata/store";
 import { EngineError } from "./errors.ts";
 import { NotLoaded, settle } from "./loading.ts";
 import { type BlobSink, type TextIndex, type TextRef, TextResolver } from "./texts.ts";
@@ -169,6 +179,28 @@ function frame(json: string): Buffer {
   const plain = Buffer.from(json, "utf8");
   if (plain.length < COMPRESS_FROM) return Buffer.concat([Buffer.of(PLAIN), plain]);
   return Buffer.concat([Buffer.of(DEFLATED), deflateRawSync(plain, { level: 1 })]);
+}
+
+/**
+ * The blob hashes a stored blob's bytes name, for `store.collectGarbage({ refs })` (ST-36): every
+ * 64-hex run of its text and, when it may be a deflated page, of the page's JSON. Conservative:
+ * a blob that only looks like a page is read both ways.
+ */
+export function storedBlobRefs(bytes: Buffer): string[] {
+  const out = textRefs(bytes);
+  if (bytes[0] === DEFLATED) {
+    let json: Buffer | undefined;
+    try {
+      json = inflateRawSync(bytes.subarray(1), { maxOutputLength: 2 ** 30 });
+    } catch (e) {
+      // Not deflate data: not a page, its text is all it names. A page too large to read here
+      // must stop the collection rather than let it miss what the page names.
+      if ((e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+        throw new EngineError("bad-snapshot", "a deflated snapshot page is larger than 1 GiB: the collection stops and deletes nothing");
+    }
+    if (json !== undefined) out.push(...textRefs(json));
+  }
+  return out;
 }
 
 function unframe(bytes: Buffer, address: string): string {

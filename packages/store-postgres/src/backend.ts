@@ -14,6 +14,8 @@
 import {
   type AsyncStore,
   type BranchInfo,
+  type CollectOptions,
+  type CollectReport,
   type CreateSessionInput,
   type EventId,
   type EventInput,
@@ -23,6 +25,8 @@ import {
   type LeaseResult,
   type LogQuery,
   newSessionId,
+  type RemovedSession,
+  type RemoveOptions,
   type SearchHit,
   type SearchQuery,
   type SessionActivity,
@@ -60,6 +64,7 @@ import type { Pool } from "pg";
 import { PgAppends } from "./appends.ts";
 import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
+import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
 import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
 import { ident, indexWords, TSV } from "./schema.ts";
 
@@ -101,6 +106,8 @@ export class PgBackend implements AsyncStore {
   /** Snapshots outside a transaction are written one at a time: the chunk-reuse cache is then never ahead of the database. */
   #snapshotQueue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** The collection generation the chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
+  #gcSeen: number | undefined;
   /** The notification channel of this store's writes (follow.ts). */
   readonly #channel: string;
   /** Sessions with a notification in flight (see #wake). */
@@ -347,6 +354,26 @@ export class PgBackend implements AsyncStore {
       await this.#db.q(`UPDATE ${this.#s}.sessions SET title = $1, metadata = $2 WHERE id = $3`, [title, JSON.stringify(metadata), id]);
       return { ...current, title, metadata };
     });
+  }
+
+  async removeSession(id: SessionId, options: RemoveOptions = {}): Promise<RemovedSession> {
+    if (options.dryRun === true) return this.#db.read(() => removeSessionRows(this.#db, this.#s, id, options));
+    return this.#db.write(() => removeSessionRows(this.#db, this.#s, id, options));
+  }
+
+  async collectGarbage(options: CollectOptions = {}): Promise<CollectReport> {
+    if (options.dryRun === true) return this.#db.read(() => collectGarbageRows(this.#db, this.#s, options));
+    // After the snapshots queued before it, so none of them encodes against a cache it empties.
+    const run = this.#snapshotQueue.then(() =>
+      this.#db.write(async () => {
+        const report = await collectGarbageRows(this.#db, this.#s, options);
+        this.#pages.forget();
+        this.#gcSeen = undefined;
+        return report;
+      }),
+    );
+    this.#snapshotQueue = run.catch(() => {});
+    return run;
   }
 
   async reserve(session: SessionId, count = 1): Promise<number> {
@@ -697,10 +724,22 @@ export class PgBackend implements AsyncStore {
     // the shared reuse cache must never name a chunk another transaction has not committed).
     const inTx = this.#db.current() !== undefined;
     const dirs = inTx ? this.#directories() : this.#pages;
-    const changed = dirs.changedChunks(pages);
+    let changed = dirs.changedChunks(pages);
     const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
     const write = async () =>
       this.#db.write(async () => {
+        if (!inTx) {
+          // A collection since this process last wrote may have deleted chunks the shared cache
+          // would reuse (another session's, removed): read waiting for any collection running.
+          const generation = await gcGeneration(this.#db, this.#s);
+          if (generation !== this.#gcSeen) {
+            if (this.#gcSeen !== undefined) {
+              this.#pages.forget();
+              changed = dirs.changedChunks(pages);
+            }
+            this.#gcSeen = generation;
+          }
+        }
         const blobs = new Map<string, Buffer>();
         this.#pendingBlobs = blobs;
         let directory: Buffer;

@@ -32,11 +32,18 @@ const bad = (message: string): never => {
   throw new StoreError("bad-input", message);
 };
 
+/** An optional boolean option. */
+function checkFlag(v: unknown, where: string): void {
+  if (v !== undefined && typeof v !== "boolean") bad(`${where} must be true or false, got ${show(v)}`);
+}
+
 /** The methods that write: refused inside `readTransaction` and `verify` (ST-17). */
 export const WRITES: ReadonlySet<StoreMethod> = new Set<StoreMethod>([
   "transaction",
   "createSession",
   "updateSession",
+  "removeSession",
+  "collectGarbage",
   "reserve",
   "indexSearch",
   "append",
@@ -104,6 +111,18 @@ export const ARGS: { readonly [M in StoreMethod]: Check } = {
     checkOptions(changes, "updateSession", "{title?, metadata?} as its second argument", false);
     checkTitle(changes.title, "updateSession");
     checkMetadata(changes.metadata, "updateSession");
+  },
+  removeSession(id: unknown, options: { dryRun?: unknown; live?: unknown } = {}) {
+    checkSession(id, "removeSession");
+    checkOptions(options, "removeSession", "{dryRun?, live?} as options", false);
+    checkFlag(options.dryRun, "removeSession: options.dryRun");
+    if (options.live !== undefined) checkFunction(options.live, "removeSession: options.live", "judges a lease holder live");
+  },
+  collectGarbage(options: { dryRun?: unknown; live?: unknown; refs?: unknown } = {}) {
+    checkOptions(options, "collectGarbage", "{dryRun?, live?, refs?} as options", false);
+    checkFlag(options.dryRun, "collectGarbage: options.dryRun");
+    if (options.live !== undefined) checkFunction(options.live, "collectGarbage: options.live", "judges a lease holder live");
+    if (options.refs !== undefined) checkFunction(options.refs, "collectGarbage: options.refs", "lists the blob hashes a blob names");
   },
   reserve(session: unknown, count: unknown = 1) {
     checkSession(session, "reserve");

@@ -10,6 +10,7 @@ export { badTimestamp, checkBranchName, isTimestamp, notFound, show } from "./ch
 export { digestBytes } from "./digest.ts";
 export { decodeDirectory } from "./directory.ts";
 export { messageOf } from "./errors.ts";
+export { hashesIn, Reach, textRefs } from "./reach.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
 export {
   fts5Query,

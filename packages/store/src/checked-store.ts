@@ -20,12 +20,16 @@ import type { CreateSessionInput, Store, VerifyHooks } from "./store.ts";
 import type {
   AppendOptions,
   BranchInfo,
+  CollectOptions,
+  CollectReport,
   EventId,
   EventInput,
   EventMeta,
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  RemovedSession,
+  RemoveOptions,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -191,6 +195,36 @@ export class CheckedStore implements Store {
       return this.inner.updateSession(id, changes);
     } catch (e) {
       throw toStoreError(e, "store.updateSession", this.mapError);
+    }
+  }
+
+  removeSession(id: SessionId, options: RemoveOptions = {}): RemovedSession {
+    const own = new Callback();
+    try {
+      this.open();
+      ARGS.removeSession(id, options);
+      this.writing("removeSession");
+      const live = options.live;
+      return this.inner.removeSession(id, live === undefined ? options : { ...options, live: own.wrap(live) });
+    } catch (e) {
+      throw own.threw(e) ? e : toStoreError(e, "store.removeSession", this.mapError);
+    }
+  }
+
+  collectGarbage(options: CollectOptions = {}): CollectReport {
+    const own = new Callback();
+    try {
+      this.open();
+      ARGS.collectGarbage(options);
+      this.writing("collectGarbage");
+      const { live, refs } = options;
+      return this.inner.collectGarbage({
+        ...options,
+        ...(live === undefined ? {} : { live: own.wrap(live) }),
+        ...(refs === undefined ? {} : { refs: own.wrap(refs) }),
+      });
+    } catch (e) {
+      throw own.threw(e) ? e : toStoreError(e, "store.collectGarbage", this.mapError);
     }
   }
 

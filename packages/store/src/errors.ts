@@ -26,6 +26,11 @@ export type StoreErrorCode =
   | "conflict"
   /** An append fenced with a lease token found another (or no) lease on the branch (see `LeaseLost`). */
   | "lease-lost"
+  /**
+   * A branch is driven by a live lease holder: `removeSession` of its session, or
+   * `collectGarbage` of its store, is refused (see `InUse`).
+   */
+  | "in-use"
   /** Another connection holds the write lock for longer than the busy timeout. */
   | "busy"
   /** A session, branch, event or blob that does not exist. */
@@ -71,6 +76,23 @@ export class HeadConflict extends StoreError {
       "conflict",
       `branch "${branch}" of session ${session} is at event ${actual}, not ${expected ?? "(none)"}: another writer moved it. ` +
         `Nothing was written; reopen the session to continue from ${actual}, or fork from ${expected ?? actual} to keep both lines.`,
+    );
+  }
+}
+
+/**
+ * A session (or, for `collectGarbage`, the store) has a branch whose lease is held by a process
+ * still driving it (ST-35, ST-36). Nothing was changed.
+ */
+export class InUse extends StoreError {
+  override readonly name = "InUse";
+  constructor(
+    readonly holder: LeaseInfo,
+    what: string,
+  ) {
+    super(
+      "in-use",
+      `${what} refused: branch "${holder.branch}" of session ${holder.session} is driven by ${holder.owner} (lease ${holder.token}); nothing was changed. Wait for it to finish or stop it, then retry.`,
     );
   }
 }

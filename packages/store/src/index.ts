@@ -14,9 +14,10 @@ export { CheckedStore, checkedStore, type ErrorMapping } from "./checked-store.t
 export { TS_MAX } from "./checks.ts";
 export { eventDigest } from "./digest.ts";
 export { MAX_PAGES } from "./directory.ts";
-export { HeadConflict, LeaseLost, StoreError, type StoreErrorCode, toStoreError } from "./errors.ts";
+export { HeadConflict, InUse, LeaseLost, StoreError, type StoreErrorCode, toStoreError } from "./errors.ts";
 export { isHash, sha256 } from "./hash.ts";
 export { BRANCH_NAME, newSessionId } from "./ids.ts";
+export { textRefs } from "./reach.ts";
 export { MAX_SEARCH_LIMIT, SEARCH_LIMIT, type SearchTerms, searchTerms } from "./search.ts";
 // ── the SQLite backend ──────────────────────────────────────────────────────────────────────
 export { fromSqlite } from "./sqlite/errors.ts";
@@ -31,6 +32,8 @@ export {
   type AppendOptions,
   type BranchInfo,
   type BranchOrigin,
+  type CollectOptions,
+  type CollectReport,
   type EventId,
   type EventInput,
   type EventMeta,
@@ -39,6 +42,8 @@ export {
   type LeaseResult,
   type LogQuery,
   MAX_SEARCH_TERMS,
+  type RemovedSession,
+  type RemoveOptions,
   type SearchHit,
   type SearchQuery,
   type SessionActivity,

@@ -41,6 +41,15 @@ export class PageDirectories {
   constructor(private readonly host: PageHost) {}
 
   /**
+   * Forgets which chunks were written (ST-36): after a collection they may be gone, so the next
+   * snapshot writes every chunk it names (storing one that is there is free).
+   */
+  forget(): void {
+    this.#written.clear();
+    this.#chunks.clear();
+  }
+
+  /**
    * The chunk positions `pages` changed since the last snapshot written, with their references
    * checked (`bad-input`: a page that is not a blob hash or null). Writes nothing: call it before
    * the write's transaction, so a refused snapshot leaves no trace.

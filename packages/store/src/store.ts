@@ -9,12 +9,16 @@
 import type {
   AppendOptions,
   BranchInfo,
+  CollectOptions,
+  CollectReport,
   EventId,
   EventInput,
   EventMeta,
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  RemovedSession,
+  RemoveOptions,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -94,6 +98,24 @@ export interface Store {
   findSessions(prefix: string): SessionInfo[];
   /** Replaces title and/or merges metadata. */
   updateSession(id: SessionId, changes: { title?: string | null; metadata?: Readonly<Record<string, unknown>> }): SessionInfo;
+
+  /**
+   * Removes the whole session (ST-35) in one write transaction: its branches (kept rewound heads
+   * included), events, snapshots, leases and search rows — or, failing, nothing. Blobs stay
+   * (`collectGarbage` reclaims those nothing reaches). Refused with `InUse` (`in-use`) while a
+   * branch's lease is held by a live holder (`options.live`; default: any holder), `not-found`
+   * when there is no such session. With `options.dryRun` it only counts what would go.
+   */
+  removeSession(id: SessionId, options?: RemoveOptions): RemovedSession;
+  /**
+   * Deletes the blobs — payloads, texts, files, snapshot pages and directory chunks — that nothing
+   * left in the store reaches (ST-36): not an event's payload or text, not a snapshot's header or
+   * directory, not (transitively, through `options.refs`) a reachable blob's bytes. Mark and sweep
+   * run in one write transaction that no append, snapshot or blob write interleaves with, and it
+   * is refused (`in-use`) while any branch is driven by a live lease holder: a driver may hold a
+   * blob it put but has not yet referenced. `options.dryRun` deletes nothing.
+   */
+  collectGarbage(options?: CollectOptions): CollectReport;
 
   /**
    * Reserves `count` consecutive numbers from the session's counter (starting at 1) and returns the
@@ -202,6 +224,8 @@ export const STORE_METHODS = [
   "indexSearch",
   "findSessions",
   "updateSession",
+  "removeSession",
+  "collectGarbage",
   "reserve",
   "branches",
   "branch",

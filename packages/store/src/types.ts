@@ -177,6 +177,52 @@ export interface LogQuery {
   readonly reverse?: boolean;
 }
 
+/** Options of `removeSession` (ST-35). */
+export interface RemoveOptions {
+  /** Count what would go and remove nothing. */
+  readonly dryRun?: boolean;
+  /**
+   * Whether a held lease's holder is still driving its branch (called inside the removal's write
+   * transaction); default: every held lease is. A live holder refuses the removal (`in-use`).
+   */
+  readonly live?: (holder: LeaseInfo) => boolean;
+}
+
+/** What `removeSession` removed (or, with `dryRun`, would remove). */
+export interface RemovedSession {
+  readonly session: SessionInfo;
+  /** Branches, kept rewound heads included. */
+  readonly branches: number;
+  readonly events: number;
+  readonly snapshots: number;
+}
+
+/** Options of `collectGarbage` (ST-36). */
+export interface CollectOptions {
+  /** Find what would be reclaimed and delete nothing. */
+  readonly dryRun?: boolean;
+  /** As `RemoveOptions.live`, over every held lease of the store: a live holder refuses the collection (`in-use`). */
+  readonly live?: (holder: LeaseInfo) => boolean;
+  /**
+   * The blob hashes a reachable blob's bytes name (the engine reads its own formats, e.g. deflated
+   * snapshot pages); default: every run of 64 lowercase hex characters in the bytes. It may name
+   * more than the blob really refers to (that only keeps more), never fewer.
+   */
+  readonly refs?: (bytes: Buffer) => Iterable<string>;
+}
+
+/** What `collectGarbage` reclaimed (or, with `dryRun`, would reclaim), and what it kept. */
+export interface CollectReport {
+  readonly dryRun: boolean;
+  /** Blobs reclaimed: payloads, texts, files, snapshot pages and directory chunks nothing reaches. */
+  readonly blobs: number;
+  /** Their bytes. */
+  readonly bytes: number;
+  /** Blobs kept (reachable), and their bytes. */
+  readonly keptBlobs: number;
+  readonly keptBytes: number;
+}
+
 /** One problem `verify` found. */
 export interface VerifyFinding {
   readonly code:

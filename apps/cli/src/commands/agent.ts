@@ -41,7 +41,7 @@ import { trackerFor } from "../workspace.ts";
 const GOOD = new Set(["completed-by-tool", "env-completed", "end-turn"]);
 
 /** A session title from a task: one line, at most 80 characters. */
-function titleOf(task: string): string {
+export function titleOf(task: string): string {
   const flat = task.replace(/\s+/g, " ").trim();
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }
@@ -51,7 +51,7 @@ function titleOf(task: string): string {
  * the run will record, and refuses a template that fails there — before the real session exists
  * (CLI-28). No model is asked anything.
  */
-async function preflight(p: Prepared, task: string): Promise<void> {
+export async function preflight(p: Prepared, task: string): Promise<void> {
   const scratch = openStore(":memory:");
   try {
     const probe: Model = {
@@ -78,7 +78,7 @@ async function preflight(p: Prepared, task: string): Promise<void> {
 }
 
 /** The loop's options from the prepared inputs (the same for the first phase and the loop itself). */
-function loopOptions(p: Prepared): RunAgentOptions {
+export function loopOptions(p: Prepared): RunAgentOptions {
   return {
     model: p.model,
     registry: p.registry,
@@ -88,6 +88,35 @@ function loopOptions(p: Prepared): RunAgentOptions {
     sessionSettings: { workspace: p.workspace, "model-spec": p.modelSpec, "template-file": p.templateFile },
     limits: { maxSteps: p.maxSteps, ...(p.budget !== undefined ? { budgetTokens: p.budget } : {}) },
   };
+}
+
+/**
+ * Runs the agent loop on `session` (with a new `task`, or continuing what it holds) until it
+ * stops, showing what happens as it happens; `signal` cancels it. The loop of `run`, `resume` and
+ * each message of `chat`.
+ */
+export async function runTurn(
+  ctx: Context,
+  session: AnySession,
+  p: Prepared,
+  task: string | undefined,
+  signal: AbortSignal,
+  echoUser = true,
+): Promise<RunResult> {
+  const show = reporter(ctx.out, session, ctx.out.live, { echoUser });
+  // The tools' directory, tracked: the loop records its baseline and every file a call changes (CLI-34).
+  const tracker = trackerFor(ctx.dbPath, p.workspace, session.store);
+  try {
+    return await runAgent(session, {
+      ...loopOptions(p),
+      workspace: tracker,
+      ...(task !== undefined ? { task } : {}),
+      signal,
+      onEvent: show.onEvent,
+    });
+  } finally {
+    show.close();
+  }
 }
 
 async function drive(
@@ -117,20 +146,10 @@ async function drive(
   process.on("SIGINT", onSigint);
   const stopOnParent = (): void => ctl.abort();
   ctx.signal.addEventListener("abort", stopOnParent, { once: true });
-  const show = reporter(out, session, out.live);
-  // The tools' directory, tracked: the loop records its baseline and every file a call changes (CLI-34).
-  const tracker = trackerFor(ctx.dbPath, p.workspace, session.store);
   let result: RunResult;
   try {
-    result = await runAgent(session, {
-      ...loopOptions(p),
-      workspace: tracker,
-      ...(task !== undefined ? { task } : {}),
-      signal: ctl.signal,
-      onEvent: show.onEvent,
-    });
+    result = await runTurn(ctx, session, p, task, ctl.signal);
   } finally {
-    show.close();
     process.off("SIGINT", onSigint);
     ctx.signal.removeEventListener("abort", stopOnParent);
   }
@@ -162,7 +181,7 @@ async function drive(
 }
 
 /** The banner: which session, branch and model, and where the tools act. */
-async function banner(out: Out, cwd: string, session: AnySession, p: Prepared, verb: string): Promise<void> {
+export async function banner(out: Out, cwd: string, session: AnySession, p: Prepared, verb: string): Promise<void> {
   const handle = await handleOf(session.store, session.id);
   out.info(
     `${out.paint("bold", verb)} ${out.paint("cyan", handle)} ${out.paint("dim", `(${session.id})`)}  ${out.paint("dim", `branch ${session.branch} · model ${p.model.id}`)}`,
@@ -233,7 +252,28 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
   const task = given ?? DEMO_TASK;
   await preflight(p, task);
   const store = await ctx.writer({ create: true });
-  const title = str(args, "title") ?? titleOf(task);
+  const [id, held] = await createStarted(store, p, task, str(args, "title") ?? titleOf(task), "run");
+  try {
+    // Reopened fenced by the lease, so every append proves this process still drives the branch.
+    const session = await openDriven(store, id, "main", held);
+    await banner(ctx.out, ctx.cwd, session, p, "session");
+    return await drive(ctx, session, p, undefined, held, false);
+  } finally {
+    await held.release();
+  }
+}
+
+/**
+ * A new session with its inputs and `task` recorded, and its main branch's lease held by `by`;
+ * everything was checked before (the template rendered by {@link preflight}).
+ */
+export async function createStarted(
+  store: Store | AsyncStore,
+  p: Prepared,
+  task: string,
+  title: string,
+  by: string,
+): Promise<[SessionId, Lease]> {
   let held: Lease;
   let id: SessionId;
   if (!isAsyncStore(store)) {
@@ -244,7 +284,7 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
       title,
       init: (s) => {
         startRun(s, { ...loopOptions(p), task });
-        lease = acquireLease(store, s.id, s.branch, "run");
+        lease = acquireLease(store, s.id, s.branch, by);
       },
     });
     [held, id] = [lease as Lease, created.id];
@@ -259,23 +299,16 @@ async function start(ctx: Context, args: Args, given: string | undefined): Promi
     // between leaves a session with its task that nobody drives, which `resume` continues).
     const created = await Session.create(store, { title, init: async (s) => void (await startRun(s, { ...loopOptions(p), task })) });
     await created.close();
-    [held, id] = [await acquireLease(store, created.id, "main", "run"), created.id];
+    [held, id] = [await acquireLease(store, created.id, "main", by), created.id];
   }
-  try {
-    // Reopened fenced by the lease, so every append proves this process still drives the branch.
-    const session = await openDriven(store, id, "main", held);
-    await banner(ctx.out, ctx.cwd, session, p, "session");
-    return await drive(ctx, session, p, undefined, held, false);
-  } finally {
-    await held.release();
-  }
+  return [id, held];
 }
 
 /**
  * The branch opened fenced by `lease`; over PostgreSQL its tree loaded (the prompt is a projection
  * of all of it, and the banner and the lifecycle work read it).
  */
-async function openDriven(store: Store | AsyncStore, id: SessionId, branch: string, lease: Lease): Promise<AnySession> {
+export async function openDriven(store: Store | AsyncStore, id: SessionId, branch: string, lease: Lease): Promise<AnySession> {
   const { session } = await Session.open(store as Port, id, { branch, lease: lease.token });
   if (isAsyncStore(store)) await session.load();
   return session;
@@ -309,11 +342,20 @@ function describeWork(out: Out, session: AnySession, work: LifecycleWork): strin
 export const resume: CommandImpl = {
   check(args) {
     checkRunFlags(args);
-    parseAddress(args.positionals[0] as string);
+    const given = args.positionals[0];
+    if (given !== undefined) parseAddress(given);
+    else if (process.stdin.isTTY !== true || process.stdout.isTTY !== true)
+      throw new UsageError("strata resume takes SESSION[@BRANCH] (or --last); without one it picks on a terminal, and this is not one");
   },
   async run(ctx, args) {
+    let given = args.positionals[0];
+    if (given === undefined) {
+      const { pickSession } = await import("../picker.ts");
+      given = await pickSession(ctx, "resume");
+      if (given === undefined) return EXIT.ok;
+    }
     const store = await ctx.writer();
-    const a = await resolveAddress(store, args.positionals[0] as string, ctx.branch);
+    const a = await resolveAddress(store, given, ctx.branch);
     if (a.explicitEvent)
       throw new UsageError(
         `resume takes SESSION or SESSION@BRANCH; to continue from event ${a.event}, fork there first (strata fork ${a.session.id}@${a.event})`,

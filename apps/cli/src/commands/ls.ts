@@ -2,7 +2,8 @@
 import { STOP, type StopReason, TAG } from "@strata/agent";
 import { decodeEvent, type Port } from "@strata/engine";
 import type { BranchInfo, EventId, SessionInfo, StoredEvent } from "@strata/store";
-import { type CommandImpl, flag, int } from "../command.ts";
+import { type ArchivedFilter, archivedAt, shown } from "../archive.ts";
+import { type CommandImpl, exclusive, flag, int } from "../command.ts";
 import { ago, columns } from "../output.ts";
 import { atOnce, byActivity, handlesOf, mainOf, recentActivity } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
@@ -31,7 +32,7 @@ const OUTCOMES: Readonly<Record<StopReason, Outcome>> = {
  * reason of the stop that event recorded; `open` when the head is the middle of a run (running
  * now, or waiting for `strata resume`); `idle` otherwise; `damaged` when the event cannot be read.
  */
-async function statusOf(store: Port, head: EventId): Promise<string> {
+export async function statusOf(store: Port, head: EventId): Promise<string> {
   let d: ReturnType<typeof decodeEvent>;
   let e: StoredEvent | undefined;
   try {
@@ -48,14 +49,14 @@ async function statusOf(store: Port, head: EventId): Promise<string> {
 }
 
 /** A status from the head event, with its outcome. */
-function withOutcome(status: string): [string, Outcome] {
+export function withOutcome(status: string): [string, Outcome] {
   const outcome =
     (OUTCOMES as Readonly<Record<string, Outcome>>)[status] ??
     (status === "open" || status === "idle" || status === "damaged" ? status : "stopped");
   return [status, outcome];
 }
 
-function statusText(status: string, outcome: Outcome): string {
+export function statusText(status: string, outcome: Outcome): string {
   switch (outcome) {
     case "completed":
     case "idle":
@@ -76,11 +77,17 @@ function statusText(status: string, outcome: Outcome): string {
 }
 
 export const ls: CommandImpl = {
+  check(args) {
+    exclusive(args, "all", "archived");
+  },
   async run(ctx, args) {
     const limit = int(args, "limit", 0);
     const store = await ctx.reader();
     const now = ctx.now();
-    const listed = limit > 0 ? await recentActivity(store, limit) : await byActivity(store);
+    // Archived sessions (CLI-48) are left out unless --archived (only them) or --all (every one).
+    const archived: ArchivedFilter = flag(args, "all") ? "show" : flag(args, "archived") ? "only" : "hide";
+    const listed =
+      limit > 0 ? await recentActivity(store, limit, archived) : (await byActivity(store)).filter((r) => shown(r.session, archived));
     // Handles are unique among all the sessions, listed or not (one narrow read of their ids).
     const handles = handlesOf(limit > 0 ? (await store.listSessions()).map((s) => s.id) : listed.map((r) => r.session.id));
     // an imported recording (IM-1) has no run to resume: its status says where it came from
@@ -114,6 +121,7 @@ export const ls: CommandImpl = {
         id: s.id,
         handle: handles.get(s.id) ?? s.id,
         title: s.title,
+        archived: archivedAt(s),
         created: s.created,
         lastActivity: activity.last?.ts ?? s.created,
         lastLabel: activity.last?.label ?? null,
@@ -142,7 +150,7 @@ export const ls: CommandImpl = {
       const live = r.branches.filter((b) => b.origin !== "rewind").length;
       table.push([
         ctx.out.paint("cyan", r.handle),
-        oneLine(r.title ?? "", 40),
+        r.archived === null ? oneLine(r.title ?? "", 40) : `${ctx.out.paint("dim", "[archived]")} ${oneLine(r.title ?? "", 29)}`,
         `${live}${r.branches.length > live ? ` (+${r.branches.length - live} kept)` : ""}`,
         String(r.eventCount),
         ago(r.lastActivity, now),

@@ -20,12 +20,16 @@ import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
   AppendOptions,
   BranchInfo,
+  CollectOptions,
+  CollectReport,
   EventId,
   EventInput,
   EventMeta,
   LeaseInfo,
   LeaseResult,
   LogQuery,
+  RemovedSession,
+  RemoveOptions,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -44,6 +48,7 @@ import { fromSqlite } from "./errors.ts";
 import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
+import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
 import { DIGEST_VERSION, SEARCH_VERSION } from "./schema.ts";
 import { Segments, type Span } from "./segments.ts";
 import { type EventRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
@@ -76,6 +81,8 @@ export class SqliteBackend implements Store {
   /** The caches above change undoably inside transactions: a rollback takes its changes with it (ST-12). */
   readonly #undo = new UndoLog();
   #closed = false;
+  /** The collection generation the snapshot chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
+  #gcSeen: number | undefined;
   /** How the file is read (ST-24). */
   readonly access: OpenedDatabase["access"];
   /** The file's schema version as opened (older than SCHEMA_VERSION only for a read-only open of an older file). */
@@ -341,6 +348,52 @@ export class SqliteBackend implements Store {
     });
   }
 
+  removeSession(id: SessionId, options: RemoveOptions = {}): RemovedSession {
+    try {
+      // A dry run only reads (a read-only file can answer it).
+      if (options.dryRun === true) return this.readTransaction(() => removeSessionRows(this.#db, this.schemaVersion, id, options));
+      return this.#tx(() => removeSessionRows(this.#db, this.schemaVersion, id, options));
+    } catch (e) {
+      throw fromSqlite(e, `removing session ${id}`);
+    }
+  }
+
+  collectGarbage(options: CollectOptions = {}): CollectReport {
+    try {
+      if (options.dryRun === true) return this.readTransaction(() => collectGarbageRows(this.#db, options));
+      return this.#tx(() => {
+        const report = collectGarbageRows(this.#db, options);
+        // Chunks this process remembers writing may be gone: the next snapshot writes its own.
+        this.#pages.forget();
+        this.#gcSeen = undefined;
+        return report;
+      });
+    } catch (e) {
+      throw fromSqlite(e, "collecting garbage");
+    }
+  }
+
+  /** See `SqliteStore.compact`. */
+  compact(minFree: number): { before: number; after: number; vacuumed: boolean } {
+    const size = () => {
+      const pages = Number(this.#db.pragma("page_count", { simple: true }));
+      return {
+        pages,
+        free: Number(this.#db.pragma("freelist_count", { simple: true })),
+        bytes: pages * Number(this.#db.pragma("page_size", { simple: true })),
+      };
+    };
+    try {
+      const before = size();
+      if (before.pages === 0 || before.free / before.pages < minFree) return { before: before.bytes, after: before.bytes, vacuumed: false };
+      this.#db.exec("VACUUM");
+      this.#db.pragma("wal_checkpoint(TRUNCATE)");
+      return { before: before.bytes, after: size().bytes, vacuumed: true };
+    } catch (e) {
+      throw fromSqlite(e, "compacting the file");
+    }
+  }
+
   reserve(session: SessionId, count = 1): number {
     const top = this.#st.reserve.get(count, session) ?? notFound(`session ${session}`);
     return top - count + 1;
@@ -520,9 +573,19 @@ export class SqliteBackend implements Store {
   // ── snapshots and blobs ─────────────────────────────────────────────────────────────────────
 
   putSnapshot(event: EventId, header: string, pages: readonly (string | null)[]): void {
-    const changed = this.#pages.changedChunks(pages);
+    let changed = this.#pages.changedChunks(pages);
     const meta = this.eventMeta(event) ?? notFound(`event ${event}`);
     this.#tx(() => {
+      // A collection since this process last wrote may have deleted chunks it would reuse from
+      // memory (another session's, removed): read under the write lock, so none runs meanwhile.
+      const generation = gcGeneration(this.#db);
+      if (generation !== this.#gcSeen) {
+        if (this.#gcSeen !== undefined) {
+          this.#pages.forget();
+          changed = this.#pages.changedChunks(pages);
+        }
+        this.#gcSeen = generation;
+      }
       const directory = this.#pages.encode(pages, changed);
       this.#st.insertSnapshot.run(event, this.#segmentOf(event), meta.depth, header, directory);
     });

@@ -45,6 +45,16 @@ export class SqliteStore extends CheckedStore {
     return this.backend.flushSearch();
   }
 
+  /**
+   * Returns free pages to the file system (decision 0040): when at least `minFree` (a fraction,
+   * default 0.25) of the file's pages are free — after `removeSession` and `collectGarbage` —
+   * rewrites it (`VACUUM`, which waits for other writers like any write) and truncates the WAL.
+   * Answers the file's bytes in pages before and after, and whether it rewrote it.
+   */
+  compact(minFree = 0.25): { before: number; after: number; vacuumed: boolean } {
+    return this.backend.compact(minFree);
+  }
+
   /** The underlying connection, for benchmarks and verification tools in this repository. */
   get database(): Database.Database {
     return this.backend.database;

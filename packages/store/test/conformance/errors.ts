@@ -114,6 +114,24 @@ const CALLS: Record<StoreMethod, Entry> = {
       { name: "metadata", at: (c, v) => [c.s, { metadata: v }], bad: [null, 5, ["x"], { cycle: cyclic() }] },
     ],
   },
+  removeSession: {
+    valid: (c) => [c.s, { dryRun: true }],
+    slots: [
+      { name: "id", at: (_, v) => [v, { dryRun: true }], bad: NOT_SESSION },
+      { name: "options", at: (c, v) => [c.s, v], bad: [null, 5, "x"] },
+      { name: "options.dryRun", at: (c, v) => [c.s, { dryRun: v }], bad: [1, "yes", null] },
+      { name: "options.live", at: (c, v) => [c.s, { dryRun: true, live: v }], bad: [1, "f", null, {}] },
+    ],
+  },
+  collectGarbage: {
+    valid: () => [{ dryRun: true }],
+    slots: [
+      { name: "options", at: (_, v) => [v], bad: [null, 5, "x"] },
+      { name: "options.dryRun", at: (_, v) => [{ dryRun: v }], bad: [1, "yes", null] },
+      { name: "options.live", at: (_, v) => [{ dryRun: true, live: v }], bad: [1, "f", null, {}] },
+      { name: "options.refs", at: (_, v) => [{ dryRun: true, refs: v }], bad: [1, "f", null, {}] },
+    ],
+  },
   reserve: {
     valid: (c) => [c.s, 2],
     slots: [
@@ -327,7 +345,7 @@ const HOSTILE: readonly unknown[] = [
 ];
 
 /** Codes a well-formed but unexpected call may get: what the data says, not the store's failure. */
-const ANSWERS = new Set(["bad-input", "not-found", "conflict", "exists", "lease-lost"]);
+const ANSWERS = new Set(["bad-input", "not-found", "conflict", "exists", "lease-lost", "in-use"]);
 
 /** A value as a test names it (never throws: symbols, BigInts and objects without a prototype included). */
 function label(v: unknown): string {

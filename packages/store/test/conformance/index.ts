@@ -24,6 +24,7 @@ import { errorsConformance } from "./errors.ts";
 import { type BackendTraits, Kit, type StoreFactory } from "./kit.ts";
 import { leasesConformance } from "./leases.ts";
 import { logConformance } from "./log.ts";
+import { removalConformance } from "./removal.ts";
 import { searchConformance } from "./search.ts";
 import { sessionsConformance } from "./sessions.ts";
 import { snapshotsConformance } from "./snapshots.ts";
@@ -45,6 +46,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory, tr
     leasesConformance(kit);
     verifyConformance(kit);
     searchConformance(kit);
+    removalConformance(kit);
     errorsConformance(kit);
   });
 }

@@ -1,0 +1,127 @@
+/**
+ * The session picker (CLI-43): `strata resume` with no SESSION and `strata chat --resume` on a
+ * terminal. The most recently active sessions first, each with its title, branch count, last
+ * activity, status and workspace directory; typing filters them (on any of those, the handle and
+ * the id). The list is read once, from the store's ranking (no tree is materialized: the status
+ * is the main head's event, the workspace the one the first run recorded); the prompt itself is
+ * @inquirer/search, not terminal handling of our own.
+ */
+import type { Port } from "@strata/engine";
+import type { EventId, SessionInfo } from "@strata/store";
+import { statusOf, statusText, withOutcome } from "./commands/ls.ts";
+import type { Context } from "./context.ts";
+import { CliError } from "./errors.ts";
+import { ago } from "./output.ts";
+import { atOnce, handlesOf, mainOf, recentActivity } from "./sessions.ts";
+import { oneLine } from "./terminal.ts";
+
+/** At most this many sessions are offered (the most recently active). */
+export const PICK_LIMIT = 500;
+
+export interface PickRow {
+  readonly id: string;
+  readonly handle: string;
+  readonly title: string;
+  readonly branches: number;
+  readonly last: number;
+  readonly status: string;
+  readonly workspace: string | undefined;
+}
+
+/** The workspace the session's first run recorded (`<settings workspace=…>` of its inputs), if any. */
+async function workspaceOf(store: Port, head: EventId): Promise<string | undefined> {
+  const { decodeEvent } = await import("@strata/engine");
+  const first = await store.firstLabeled(head, "inputs.record");
+  if (first === undefined) return undefined;
+  const e = await store.event(first.id);
+  if (e === undefined) return undefined;
+  let found: string | undefined;
+  const walk = (x: unknown): void => {
+    if (found !== undefined || x === null || typeof x !== "object") return;
+    const o = x as { tag?: unknown; attrs?: Record<string, unknown>; children?: unknown };
+    if (o.tag === "settings" && typeof o.attrs?.workspace === "string") {
+      found = o.attrs.workspace;
+      return;
+    }
+    for (const v of Array.isArray(x) ? x : Object.values(x)) walk(v);
+  };
+  try {
+    walk(decodeEvent(e));
+  } catch {
+    return undefined;
+  }
+  return found;
+}
+
+/** The rows the picker offers, most recently active first. */
+export async function pickRows(store: Port, limit = PICK_LIMIT): Promise<PickRow[]> {
+  const listed = await recentActivity(store, limit);
+  const handles = handlesOf((await store.listSessions()).map((s: SessionInfo) => s.id));
+  return atOnce(listed, async ({ session: s, activity }) => {
+    const main = mainOf(activity);
+    const imported = (s.metadata as { import?: { from?: unknown } }).import;
+    let status = "empty";
+    let workspace: string | undefined;
+    if (activity.damage.length > 0) status = "damaged (strata verify)";
+    else if (main !== undefined) {
+      if (imported !== undefined) status = `imported from ${String(imported.from)}`;
+      else status = statusText(...withOutcome(await statusOf(store, main.head)));
+      workspace = await workspaceOf(store, main.head).catch(() => undefined);
+    }
+    return {
+      id: s.id,
+      handle: handles.get(s.id) ?? s.id,
+      title: s.title ?? "",
+      branches: activity.branches.filter((b) => b.origin !== "rewind").length,
+      last: activity.last?.ts ?? s.created,
+      status,
+      workspace,
+    };
+  });
+}
+
+/** True when `row` matches every word of `term` (case-insensitive) in one of its fields. */
+export function rowMatches(row: PickRow, term: string): boolean {
+  const hay = [row.handle, row.id, row.title, row.status, row.workspace ?? ""].join("\n").toLowerCase();
+  return term
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "")
+    .every((w) => hay.includes(w));
+}
+
+/**
+ * Asks on the terminal which session to take; its id, or undefined when the user backed out
+ * (Esc or Ctrl-C). `verb` says what happens to it.
+ */
+export async function pickSession(ctx: Context, verb: string): Promise<string | undefined> {
+  // opened writable: the command that asked goes on to drive the session picked (the store is opened once)
+  const store = await ctx.writer();
+  const rows = await pickRows(store);
+  if (rows.length === 0) throw new CliError(`there are no sessions in ${ctx.dbPath} yet; \`strata chat\` or \`strata run\` starts one`);
+  const now = ctx.now();
+  const { default: search } = await import("@inquirer/search");
+  const shown = (r: PickRow): string =>
+    `${r.handle}  ${oneLine(r.title === "" ? "(untitled)" : r.title, 48).padEnd(48)}  ${String(r.branches).padStart(2)} br  ${ago(r.last, now).padEnd(12)}  ${oneLine(r.status, 30)}`;
+  try {
+    return await search<string>(
+      {
+        message: `session to ${verb} (type to filter)`,
+        pageSize: 12,
+        source: (term) =>
+          rows
+            .filter((r) => rowMatches(r, term ?? ""))
+            .map((r) => ({
+              name: shown(r),
+              value: r.id,
+              description: `${r.id}${r.workspace === undefined ? "" : `  ·  workspace ${oneLine(r.workspace, 100)}`}`,
+            })),
+      },
+      { output: process.stderr },
+    );
+  } catch (e) {
+    // Ctrl-C or Esc in the prompt: nothing picked, nothing done
+    if ((e as Error).name === "ExitPromptError" || (e as Error).name === "AbortPromptError") return undefined;
+    throw e;
+  }
+}
