@@ -6,21 +6,26 @@
  */
 import { type Command, LAST_OPTION, type OptionSpec } from "./command.ts";
 
-type Defaults = "run" | "resume";
+type Defaults = "run" | "resume" | "chat";
 
 /** The run options; their help states the defaults the command really uses. */
 function runOptions(d: Defaults): Record<string, OptionSpec> {
-  const rec = (fresh: string): string => (d === "resume" ? "the one the session recorded" : `${fresh}; with --session: the recorded one`);
+  const rec = (fresh: string): string =>
+    d === "resume"
+      ? "the one the session recorded"
+      : d === "chat"
+        ? `${fresh}; for a session given: the recorded one`
+        : `${fresh}; with --session: the recorded one`;
   return {
     model: {
       type: "string",
       value: "SPEC",
-      description: `scripted:FILE.json or openai:MODEL (default: ${rec("$STRATA_MODEL, else the offline demo in its own workspace")})`,
+      description: `scripted:FILE.json or openai:MODEL (default: ${rec(d === "chat" ? "$STRATA_MODEL; a new chat needs one" : "$STRATA_MODEL, else the offline demo in its own workspace")})`,
     },
     workspace: {
       type: "string",
       value: "DIR",
-      description: `the directory the tools may touch (default: ${rec("the current directory; the offline demo plays in .strata/demo")})`,
+      description: `the directory the tools may touch (default: ${rec(d === "chat" ? "the current directory" : "the current directory; the offline demo plays in .strata/demo")})`,
     },
     template: {
       type: "string",
@@ -72,7 +77,7 @@ const chat: Command = {
   description: [
     "Type a message; the reply streams, tool calls show as they run (elapsed time, output tail), and the conversation goes on with the next message. Each message is one run of the agent loop on the branch (as `strata run TASK --session` would do), so the chat is resumable wherever it is killed. Without SESSION, -c or -r the first message creates a new session (a model must be configured: --model or $STRATA_MODEL).",
     "Ctrl-C cancels the current turn (recorded as cancelled; the session stays); a second Ctrl-C in the same turn quits. At the prompt Ctrl-C clears the line, twice on an empty line leaves, as do Ctrl-D and /exit.",
-    "Slash commands drive the session: /fork [NAME], /switch BRANCH, /branches, /rewind EVENT, /undo (the last message and what it did, files included), /prompt, /diff [EVENT], /tree, /files, /log, /session, /help. A message that starts with / is written //.",
+    "Slash commands drive the session: /fork [NAME], /switch BRANCH, /branches, /rewind EVENT, /undo (the last message and what it did, files included), /prompt, /diff [EVENT], /tree, /files, /log, /session, /help. A message that starts with / is written //; a line ending in \\ goes on on the next, and pasted lines are one message.",
     "With stdin not a terminal every line is a message (slash commands too), so a chat can be scripted; the exit code is the last turn's: 0 completed, 1 failed or stopped, 130 cancelled.",
   ].join("\n"),
   examples: [
@@ -83,7 +88,7 @@ const chat: Command = {
     'printf "add a test\\n/diff\\n" | strata chat @last',
   ],
   options: {
-    ...runOptions("run"),
+    ...runOptions("chat"),
     continue: { type: "boolean", short: "c", description: "continue the most recently active session (same as giving @last)" },
     resume: { type: "boolean", short: "r", description: "pick the session on the terminal: recent first, type to filter" },
     title: { type: "string", value: "TITLE", description: "the new session's title (default: the first message)" },

@@ -51,6 +51,15 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     expect(ls.sessions.map((s) => s.title)).toEqual(["hi"]);
   }, 120_000);
 
+  it("a line ending in \\ goes on on the next: one message of several lines", async () => {
+    const dir = tempDir();
+    const model = chatScript(dir);
+    const r = await strata(dir, ["chat", "--model", model], { input: "line one\\\nline two \\\nline three\n" });
+    expect(r.code, r.stderr).toBe(0);
+    const sent = await strata(dir, ["show", "@last", "--select", "turn[role=user] > text", "--json"]);
+    expect(json<{ elements: { text: string }[] }>(sent).elements.map((e) => e.text)).toEqual(["line one\nline two \nline three"]);
+  }, 120_000);
+
   it("-c continues the last session; /undo takes back the last message with its files; /fork goes on on a new branch", async () => {
     const dir = tempDir();
     const model = chatScript(dir);
@@ -112,6 +121,11 @@ function pane(dir: string, command: string) {
   return {
     screen,
     keys: (...k: string[]) => void tmux("send-keys", "-t", "t", ...k),
+    /** Pastes `text` as a terminal does: bracketed (the application asked for it) when it asked. */
+    paste: (text: string) => {
+      tmux("set-buffer", "-b", "p", text);
+      tmux("paste-buffer", "-p", "-b", "p", "-t", "t");
+    },
     resize: (x: number, y: number) => void tmux("resize-window", "-t", "t", "-x", String(x), "-y", String(y)),
     async until(re: RegExp, ms = 30_000): Promise<string> {
       const end = Date.now() + ms;
@@ -162,6 +176,35 @@ describe.skipIf(!hasTmux)("CLI-42 strata chat in a real terminal (tmux)", () => 
     expect(log.events.some((e) => e.label === "call.interrupted" || e.label === "call.outcome")).toBe(true);
     const shown = await strata(dir, ["show", "@last", "--select", "stop", "--xml"]);
     expect(shown.stdout).toMatch(/reason="cancelled"/);
+  }, 120_000);
+
+  it("pasted lines are one message, sent by the Enter after them; Ctrl-C throws a half-written one away", async () => {
+    const dir = tempDir();
+    const model = chatScript(dir);
+    const t = pane(dir, `${process.execPath} ${BIN} chat --model ${model}`);
+    try {
+      await t.until(/new ›/);
+      t.paste("first pasted line\nsecond pasted line\nthird");
+      await t.until(/… third/);
+      await sleep(300);
+      expect(t.screen()).not.toMatch(/^assistant/m); // nothing sent before Enter
+      t.keys(" and more", "Enter");
+      await t.until(/Hello! What shall we do\?[\s\S]*›\s*$/m);
+      // a continued line (ending in \), then Ctrl-C: nothing of it is sent
+      t.keys("never \\", "Enter");
+      await t.until(/^ +…\s*$/m);
+      t.keys("C-c");
+      t.keys("/exit", "Enter");
+      await t.until(/EXIT=\d+/);
+    } finally {
+      t.close();
+    }
+    const log = json<LogDoc>(await strata(dir, ["log", "@last", "--limit", "0", "--json"]));
+    expect(log.events.filter((e) => e.label === "turn.user")).toHaveLength(1);
+    const sent = await strata(dir, ["show", "@last", "--select", "turn[role=user] > text", "--json"]);
+    expect(json<{ elements: { text: string }[] }>(sent).elements.map((e) => e.text)).toEqual([
+      "first pasted line\nsecond pasted line\nthird and more",
+    ]);
   }, 120_000);
 
   it("-r picks a session on the terminal: recent first, typing filters, Enter opens it", async () => {

@@ -153,7 +153,19 @@ describe("CLI-13 … CLI-17 reading", () => {
     expect(branches[0]).toMatch(/^BRANCH +HEAD +EVENTS +ORIGIN +CREATED$/);
     expect(branches[1]).toMatch(new RegExp(`^main +${events.at(-1)?.id} +${events.length} +- `));
     // the fork's head is its first event, which records its own working directory (CLI-31)
-    expect(branches[2]).toMatch(new RegExp(`^mid +\\d+ +\\d+ +fork at ${start} `));
+    expect(branches[2]).toMatch(new RegExp(`^└─ mid +\\d+ +\\d+ +fork at ${start} `));
+    // a fork of the fork is drawn under it; -q gives the bare names
+    const midHead = Number(/^└─ mid +(\d+)/.exec(branches[2] ?? "")?.[1]);
+    ok(await strata(dir, ["fork", `${handle}@${midHead}`, "--name", "mid2"]));
+    const tree = ok(await strata(dir, ["branches", handle]))
+      .trimEnd()
+      .split("\n");
+    expect(tree.slice(1).map((l) => l.replace(/ {2,}\d.*$/, ""))).toEqual(["main", "└─ mid", "   └─ mid2"]);
+    expect(
+      ok(await strata(dir, ["branches", handle, "-q"]))
+        .trimEnd()
+        .split("\n"),
+    ).toEqual(["main", "mid", "mid2"]);
     const diff = ok(await strata(dir, ["diff", `${handle}@mid`, `${handle}@main`]));
     expect(diff).toMatch(/^\+ <stop> #\d+ in <body> #3$/m);
     expect(diff).toMatch(/^~ <call> #\d+ status: "running" → "executed"$/m);
@@ -173,7 +185,7 @@ describe("CLI-19 rewind", () => {
     expect(out).toMatch(/lifecycle work:\n {2}spawn +<call> #\d+/);
     const branches = ok(await strata(copy, ["branches", handle]));
     expect(branches).toMatch(new RegExp(`^main +${to} `, "m"));
-    expect(branches).toMatch(new RegExp(`^rewound/main/${old} +${old} +\\d+ +rewind at ${to} `, "m"));
+    expect(branches).toMatch(new RegExp(`^└─ rewound/main/${old} +${old} +\\d+ +rewind at ${to} `, "m"));
     expect(ok(await strata(copy, ["log", handle, "--limit", "1"]))).toMatch(
       new RegExp(`↶ rewound here; old head kept as rewound/main/${old}`),
     );

@@ -6,9 +6,10 @@
  * the session on PostgreSQL as they read it on SQLite. `run` and `resume` drive sessions there
  * (decision 0038): a run killed with -9 mid-call is resumed by another process, which takes the
  * lease the dead one held; fork, rewind, checkout, bisect, `replay --verify`, `replay --rerun` and
- * `--override` run there too, and other tools' sessions import into it.
+ * `--override` run there too, and other tools' sessions import into it; `chat` (with `/undo`),
+ * `rename`, `archive`, `rm` and `gc` work there as on SQLite.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { cleanup, demoDir, handleIn, json, ROOT, script, strata, strataKilled } from "./cli-kit.ts";
@@ -332,4 +333,60 @@ describe("CLI-23 sessions move between SQLite and PostgreSQL with export and imp
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no session of .* has an id starting with "ZZZZZZZZ"/);
   });
+
+  it("CLI-42 CLI-46 … CLI-49 chat, rename, archive, rm and gc on PostgreSQL", async () => {
+    const dir = demoDir();
+    const db = `${pg}?schema=${schema}_manage`;
+    const model = script(dir, "chat", [
+      { text: "Hello!" },
+      { text: "Writing it.", toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "hello\n" } }] },
+      { text: "Done." },
+      { text: "Again." },
+    ]);
+    const chat = await strata(dir, ["--db", db, "chat", "--model", model, "--workspace", join(dir, "ws")], {
+      input: "hi\nplease write hello.txt\n/files\n/undo\n/branches\n",
+    });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toMatch(/✓ write_file executed/);
+    expect(chat.stdout).toMatch(/hello\.txt/);
+    expect(chat.stdout).toMatch(/remove +hello\.txt/); // /undo took the file back
+    expect(existsSync(join(dir, "ws", "hello.txt"))).toBe(false);
+    const again = await strata(dir, ["--db", db, "chat", "-c"], { input: "once more\n" });
+    expect(again.code, again.stderr).toBe(0);
+    const ls = json<{ sessions: { id: string; handle: string; title: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"]));
+    expect(ls.sessions).toHaveLength(1);
+    const [s] = ls.sessions as [{ id: string; handle: string; title: string }];
+    expect(s.title).toBe("hi");
+    const log = json<{ events: { label: string }[] }>(await strata(dir, ["--db", db, "log", s.handle, "--limit", "0", "--json"]));
+    expect(log.events.filter((e) => e.label === "turn.user")).toHaveLength(2); // hi, once more (the undone one is on rewound/main)
+    // rename, archive (hidden, then back), a second session removed whole, gc keeps what the first reaches
+    expect(json(await strata(dir, ["--db", db, "rename", s.handle, "greeting", "--json"]))).toMatchObject({
+      title: "greeting",
+      previousTitle: "hi",
+    });
+    expect((await strata(dir, ["--db", db, "archive", s.handle])).code).toBe(0);
+    expect(json<{ sessions: unknown[] }>(await strata(dir, ["--db", db, "ls", "--json"])).sessions).toHaveLength(0);
+    expect((await strata(dir, ["--db", db, "archive", s.handle, "--undo"])).code).toBe(0);
+    mkdirSync(join(dir, "ws2"));
+    const other = await strata(dir, ["--db", db, "chat", "--model", model, "--workspace", join(dir, "ws2")], {
+      input: "hi\nplease write hello.txt\n",
+    });
+    expect(other.code, other.stderr).toBe(0);
+    const both = json<{ sessions: { id: string; handle: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"])).sessions;
+    expect(both).toHaveLength(2);
+    const gone = both.find((x) => x.id !== s.id) as { id: string; handle: string };
+    const refused = await strata(dir, ["--db", db, "rm", gone.handle]);
+    expect(refused.code).toBe(2);
+    const rm = json<{ sessions: { id: string }[] }>(await strata(dir, ["--db", db, "rm", gone.handle, "--yes", "--json"]));
+    expect(rm.sessions.map((x) => x.id)).toEqual([gone.id]);
+    const gc = json<{ blobCount: number; keptBlobCount: number; fileByteCount: number | null }>(
+      await strata(dir, ["--db", db, "gc", "--json"]),
+    );
+    expect(gc.keptBlobCount).toBeGreaterThan(0);
+    expect(gc.fileByteCount).toBeNull();
+    expect((await strata(dir, ["--db", db, "verify"])).code).toBe(0);
+    const verify = await strata(dir, ["--db", db, "replay", s.handle, "--verify"]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect(json<{ sessions: { id: string }[] }>(await strata(dir, ["--db", db, "ls", "--json"])).sessions.map((x) => x.id)).toEqual([s.id]);
+  }, 180_000);
 });

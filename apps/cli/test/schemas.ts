@@ -217,13 +217,19 @@ export const SCHEMAS = {
   },
   diff: {
     type: "object",
-    required: ["session", "from", "to", "diff", "filesRecorded", "files"],
+    required: ["session", "from", "to", "diff", "filesRecorded", "filesAt", "files"],
     properties: {
       session: sessionId,
       from: eventId,
       to: eventId,
       diff: { type: "object" },
       filesRecorded: { type: "boolean" },
+      filesAt: {
+        anyOf: [
+          { type: "null" },
+          { type: "object", required: ["from", "to"], properties: { from: eventId, to: eventId }, additionalProperties: false },
+        ],
+      },
       files: { type: "array", items: fileDiff },
     },
   },

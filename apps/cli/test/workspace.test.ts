@@ -177,6 +177,31 @@ describe("CLI-35 everything derived sees files", () => {
     );
     expect(human).toMatch(/^\+ data\.bin {2}\(added, 4 bytes, mode 644\) {2}∅ → [0-9a-f]{12} \(binary or large: not shown as text\)$/m);
   }, 180_000);
+  it("CLI-35 diff from an event before the baseline compares the files from the baseline (no tool had written before it)", async () => {
+    const doc = json<{ filesRecorded: boolean; filesAt: { from: number; to: number } | null; files: { path: string; change: string }[] }>(
+      await strata(dir, ["diff", `${handle}@${baseline - 1}`, `${handle}@${outcomes[0]}`, "--json"]),
+    );
+    valid("diff", doc);
+    expect(doc.filesRecorded).toBe(true);
+    expect(doc.filesAt).toEqual({ from: baseline, to: outcomes[0] });
+    // what the first call did, and only that: the baseline's own files are on both sides
+    expect(doc.files.map((f) => f.change)).toEqual(["added"]);
+    const r = await strata(dir, ["diff", `${handle}@${baseline - 1}`, `${handle}@${outcomes[0]}`]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`files: event ${baseline - 1} records none yet; its files are the baseline's, event ${baseline}`);
+    expect(r.stdout).toMatch(/^files: 1 changed$/m);
+    // the other way round, the same change undone
+    const back = json<{ filesAt: { from: number; to: number }; files: { change: string }[] }>(
+      await strata(dir, ["diff", `${handle}@${outcomes[0]}`, `${handle}@${baseline - 1}`, "--json"]),
+    );
+    expect(back.filesAt).toEqual({ from: outcomes[0], to: baseline });
+    expect(back.files.map((f) => f.change)).toEqual(["deleted"]);
+    // two events before the baseline: the same files, no difference
+    const early = json<{ filesRecorded: boolean; files: unknown[] }>(
+      await strata(dir, ["diff", `${handle}@${baseline - 2}`, `${handle}@${baseline - 1}`, "--json"]),
+    );
+    expect(early).toMatchObject({ filesRecorded: true, files: [] });
+  }, 180_000);
 });
 
 describe("CLI-36 bisect on files", () => {

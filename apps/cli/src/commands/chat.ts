@@ -160,6 +160,7 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
   // The prompt goes to readline, not through `out`: its colours are written here (the handle and
   // a branch name are the store's, of letters, digits and . _ / - only).
   const sgr = (code: string, t: string): string => (out.color ? `\x1b[${code}m${t}\x1b[0m` : t);
+  const visibleWidth = (t: string): number => t.replace(/\x1b\[[0-9;]*m/g, "").length;
   const promptText = (): string =>
     held === undefined
       ? `${sgr("2", "new")} › `
@@ -172,11 +173,27 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
     historySize: 500,
     prompt: "",
   });
+  /**
+   * The lines of a message being written over several: a line ending in `\` goes on on the next,
+   * and so does every line of a paste (bracketed paste: the terminal marks where it begins and
+   * ends), so pasted text is one message, sent when Enter is pressed after it.
+   */
+  const continued: string[] = [];
+  let pasting = false;
   const prompt = (): void => {
     if (!tty) return;
-    rl.setPrompt(promptText());
+    rl.setPrompt(continued.length > 0 ? `${" ".repeat(Math.max(0, visibleWidth(promptText()) - 2))}${sgr("2", "…")} ` : promptText());
     rl.prompt();
   };
+  if (tty) {
+    process.stdout.write("\x1b[?2004h");
+    process.stdin.on("keypress", (_s: unknown, key: { name?: string } | undefined) => {
+      if (key?.name === "paste-start") pasting = true;
+      else if (key?.name === "paste-end") {
+        pasting = false;
+      }
+    });
+  }
 
   const onInterrupt = (): void => {
     if (turn !== undefined) {
@@ -195,6 +212,14 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
       // a line being typed: Ctrl-C throws it away
       rl.write(null, { ctrl: true, name: "u" });
       idleInterrupt = false;
+      return;
+    }
+    if (continued.length > 0) {
+      // a message of several lines being written: Ctrl-C throws all of it away
+      continued.length = 0;
+      idleInterrupt = false;
+      out.write("\n");
+      prompt();
       return;
     }
     if (idleInterrupt) {
@@ -492,7 +517,14 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
   rl.on("line", (line) => {
     idleInterrupt = false;
     if (ended) return;
-    queue.push({ line, ahead: busy });
+    const goesOn = /(^|[^\\])\\$/.test(line);
+    if (pasting || goesOn) {
+      continued.push(goesOn && !pasting ? line.slice(0, -1) : line);
+      prompt();
+      return;
+    }
+    const whole = continued.length > 0 ? [...continued.splice(0), line].join("\n") : line;
+    queue.push({ line: whole, ahead: busy });
     void work();
   });
   rl.on("close", () => {
@@ -502,7 +534,9 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
       if (!busy && queue.length === 0) finish();
       else setTimeout(wait, 20);
     };
-    // the lines already read are still sent (a script piped in): the chat ends after them
+    // the lines already read are still sent (a script piped in): the chat ends after them, and a
+    // message left going on by a last line ending in `\` is sent as it is
+    if (!tty && continued.length > 0) queue.push({ line: continued.splice(0).join("\n"), ahead: busy });
     if (!tty && queue.length > 0) void work();
     wait();
   });
@@ -511,6 +545,7 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
     await done;
   } finally {
     rl.close();
+    if (tty) process.stdout.write("\x1b[?2004l");
     process.off("SIGINT", onInterrupt);
     ctx.signal.removeEventListener("abort", stopOnParent);
     await release();

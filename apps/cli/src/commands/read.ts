@@ -2,7 +2,7 @@
 import { diffWorkspaces, workspaceDir, workspaceElement, workspaceFiles } from "@strata/agent";
 import { DomError, diffTrees, type Op, select, type Tree, toXml } from "@strata/dom";
 import { decodeEvent, loadTree, materialize } from "@strata/engine";
-import type { EventId, EventMeta } from "@strata/store";
+import type { AsyncStore, BranchInfo, EventId, EventMeta, Store } from "@strata/store";
 import { type Address, checkEventText, eventOnBranch, findSession, parseAddress, resolveAddress } from "../address.ts";
 import { type Args, type CommandImpl, exclusive, flag, int, str } from "../command.ts";
 import type { Context } from "../context.ts";
@@ -14,6 +14,7 @@ import { diffView, elementJson, summarizeOps, treeView } from "../render.ts";
 import { checkSelector } from "../selectors.ts";
 import { damageMessage, handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
+import { filesAt } from "../workspace.ts";
 import { branchJson } from "./ls.ts";
 
 function globMatcher(glob: string): (s: string) => boolean {
@@ -190,11 +191,27 @@ export const diff: CommandImpl = {
     const ta = await whole(await materialize(store, a.event));
     const tb = await whole(await materialize(store, b.event));
     const d = diffTrees(ta, tb);
-    // Files are compared only where both sides record them: a side before its baseline knows none.
-    const recorded = workspaceElement(ta) !== undefined && workspaceElement(tb) !== undefined;
-    const files = recorded ? await fileDiffsOn(store, diffWorkspaces(ta, tb)) : [];
+    // Files are compared where both sides know them: a side before its line's baseline knows them by
+    // that baseline (no tool that writes had run, so the files were those it recorded: filesAt), on
+    // the line to the other side when it is a descendant, else (or when that line has none) on the
+    // side's own branch.
+    const known = async (x: typeof a, y: typeof a, t: Tree) =>
+      ((await store.isAncestor(x.event, y.event)) ? await filesAt(store, y.event, x.event, t) : undefined) ??
+      (await filesAt(store, x.branch.head, x.event, t));
+    const fa = await known(a, b, ta);
+    const fb = await known(b, a, tb);
+    const recorded = fa !== undefined && fb !== undefined;
+    const files = recorded ? await fileDiffsOn(store, diffWorkspaces(fa.tree, fb.tree)) : [];
     if (ctx.out.json)
-      return void ctx.out.data({ session: a.session.id, from: a.event, to: b.event, diff: d, filesRecorded: recorded, files });
+      return void ctx.out.data({
+        session: a.session.id,
+        from: a.event,
+        to: b.event,
+        diff: d,
+        filesRecorded: recorded,
+        filesAt: recorded ? { from: fa.event, to: fb.event } : null,
+        files,
+      });
     ctx.out.info(
       ctx.out.paint(
         "bold",
@@ -205,18 +222,61 @@ export const diff: CommandImpl = {
     if (lines.length === 0) ctx.out.info("no difference");
     for (const l of lines) ctx.out.line(l);
     if (!recorded) {
-      const none = [workspaceElement(ta) === undefined ? a.event : undefined, workspaceElement(tb) === undefined ? b.event : undefined]
-        .filter((e) => e !== undefined)
-        .join(" and ");
-      if (workspaceElement(ta) !== undefined || workspaceElement(tb) !== undefined)
-        ctx.out.note(`files: event ${none} records no workspace yet, so the files are not compared`);
+      // one side knows its files and the other none (its line recorded no workspace): say which
+      if (fa !== undefined || fb !== undefined)
+        ctx.out.note(`files: event ${fa === undefined ? a.event : b.event} records no workspace, so the files are not compared`);
       return undefined;
     }
+    for (const [side, f] of [
+      [a.event, fa.event],
+      [b.event, fb.event],
+    ] as const)
+      if (side !== f) ctx.out.note(ctx.out.paint("dim", `files: event ${side} records none yet; its files are the baseline's, event ${f}`));
     ctx.out.info(ctx.out.paint("bold", files.length === 0 ? "files: no difference" : `files: ${files.length} changed`));
     for (const l of fileDiffView(ctx.out, files)) ctx.out.line(l);
     return undefined;
   },
 };
+
+/**
+ * The branches as a tree of forks, in the order to print them: each branch under the one it came
+ * from — the first-created other branch whose line holds its origin event — children by creation,
+ * with the prefix that draws the tree (`├─ `, `└─ `, `│  `). Branches whose parent cannot be told
+ * (a damaged head, no origin event) are roots.
+ */
+async function branchTree(
+  store: Store | AsyncStore,
+  list: readonly BranchInfo[],
+  missing: readonly BranchInfo[],
+): Promise<{ branch: BranchInfo; prefix: string }[]> {
+  const byAge = [...list].sort((x, y) => x.created - y.created || x.name.localeCompare(y.name));
+  const children = new Map<string, BranchInfo[]>();
+  const roots: BranchInfo[] = [];
+  for (const b of byAge) {
+    let parent: BranchInfo | undefined;
+    if (b.originEvent !== null && b.origin !== "genesis")
+      for (const o of byAge) {
+        if (o === b || o.created > b.created || missing.includes(o)) continue;
+        if (await store.isAncestor(b.originEvent, o.head)) {
+          parent = o;
+          break;
+        }
+      }
+    if (parent === undefined) roots.push(b);
+    else children.set(parent.name, [...(children.get(parent.name) ?? []), b]);
+  }
+  const out: { branch: BranchInfo; prefix: string }[] = [];
+  const walk = (b: BranchInfo, lead: string, own: string): void => {
+    out.push({ branch: b, prefix: own });
+    const kids = children.get(b.name) ?? [];
+    kids.forEach((k, i) => {
+      const last = i === kids.length - 1;
+      walk(k, `${lead}${last ? "   " : "│  "}`, `${lead}${last ? "└─ " : "├─ "}`);
+    });
+  };
+  for (const r of roots) walk(r, "", "");
+  return out;
+}
 
 export const branches: CommandImpl = {
   async run(ctx, args) {
@@ -233,9 +293,9 @@ export const branches: CommandImpl = {
       return missing.length > 0 ? 1 : undefined;
     }
     const table = [["BRANCH", "HEAD", "EVENTS", "ORIGIN", "CREATED"].map((h) => ctx.out.paint("bold", h))];
-    for (const b of list)
+    for (const { branch: b, prefix } of await branchTree(store, list, missing))
       table.push([
-        ctx.out.paint(b.origin === "rewind" ? "dim" : "cyan", b.name),
+        `${ctx.out.paint("dim", prefix)}${ctx.out.paint(b.origin === "rewind" ? "dim" : "cyan", b.name)}`,
         missing.includes(b) ? `${b.head} (missing)` : String(b.head),
         String(b.headDepth),
         b.origin === "genesis" ? "-" : `${b.origin} at ${b.originEvent}`,
