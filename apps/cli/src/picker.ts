@@ -6,6 +6,7 @@
  * is the main head's event, the workspace the one the first run recorded); the prompt itself is
  * @inquirer/search, not terminal handling of our own.
  */
+import { homedir } from "node:os";
 import type { Port } from "@strata/engine";
 import type { EventId, SessionInfo } from "@strata/store";
 import { statusOf, statusText, withOutcome } from "./commands/ls.ts";
@@ -18,6 +19,8 @@ import { oneLine } from "./terminal.ts";
 /** At most this many sessions are offered (the most recently active). */
 export const PICK_LIMIT = 500;
 
+const WORKSPACE = "workspace";
+
 export interface PickRow {
   readonly id: string;
   readonly handle: string;
@@ -28,7 +31,12 @@ export interface PickRow {
   readonly workspace: string | undefined;
 }
 
-/** The workspace the session's first run recorded (`<settings workspace=…>` of its inputs), if any. */
+/**
+ * The workspace the session's first run recorded (`<settings workspace=…>` of its inputs), if any:
+ * read from that one event's ops — the element inserted whole with the attribute, or the
+ * attribute set on it by a later op of the same patch (`workspace` is the attribute of no other
+ * element the inputs record).
+ */
 async function workspaceOf(store: Port, head: EventId): Promise<string | undefined> {
   const { decodeEvent } = await import("@strata/engine");
   const first = await store.firstLabeled(head, "inputs.record");
@@ -38,9 +46,13 @@ async function workspaceOf(store: Port, head: EventId): Promise<string | undefin
   let found: string | undefined;
   const walk = (x: unknown): void => {
     if (found !== undefined || x === null || typeof x !== "object") return;
-    const o = x as { tag?: unknown; attrs?: Record<string, unknown>; children?: unknown };
-    if (o.tag === "settings" && typeof o.attrs?.workspace === "string") {
-      found = o.attrs.workspace;
+    if (Array.isArray(x) && x[0] === "set" && x[2] === WORKSPACE && typeof x[3] === "string") {
+      found = x[3];
+      return;
+    }
+    const o = x as { tag?: unknown; attrs?: Record<string, unknown> };
+    if (o.tag === "settings" && typeof o.attrs?.[WORKSPACE] === "string") {
+      found = o.attrs[WORKSPACE] as string;
       return;
     }
     for (const v of Array.isArray(x) ? x : Object.values(x)) walk(v);
@@ -101,8 +113,16 @@ export async function pickSession(ctx: Context, verb: string): Promise<string | 
   if (rows.length === 0) throw new CliError(`there are no sessions in ${ctx.dbPath} yet; \`strata chat\` or \`strata run\` starts one`);
   const now = ctx.now();
   const { default: search } = await import("@inquirer/search");
+  const home = homedir();
+  /** A directory as the row shows it: the home directory as ~, the end of a long path kept. */
+  const dirText = (d: string | undefined): string => {
+    if (d === undefined) return "";
+    const p = home !== "" && (d === home || d.startsWith(`${home}/`)) ? `~${d.slice(home.length)}` : d;
+    const t = oneLine(p, 1000);
+    return t.length <= 32 ? t : `…${t.slice(-31)}`;
+  };
   const shown = (r: PickRow): string =>
-    `${r.handle}  ${oneLine(r.title === "" ? "(untitled)" : r.title, 48).padEnd(48)}  ${String(r.branches).padStart(2)} br  ${ago(r.last, now).padEnd(12)}  ${oneLine(r.status, 30)}`;
+    `${r.handle}  ${oneLine(r.title === "" ? "(untitled)" : r.title, 40).padEnd(40)}  ${String(r.branches).padStart(2)} br  ${ago(r.last, now).padEnd(12)}  ${oneLine(r.status, 24).padEnd(24)}  ${dirText(r.workspace)}`;
   try {
     return await search<string>(
       {

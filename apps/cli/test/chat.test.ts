@@ -218,6 +218,8 @@ describe.skipIf(!hasTmux)("CLI-42 strata chat in a real terminal (tmux)", () => 
       expect(list).toMatch(/session to chat/);
       t.keys("alpha");
       await t.until(/alpha work/);
+      // the highlighted session's id and the directory it works in, under the list
+      await t.until(new RegExp(`[0-9A-Z]{26} +· +workspace ${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
       await sleep(300);
       expect(t.screen()).not.toMatch(/beta work/);
       t.keys("Enter");

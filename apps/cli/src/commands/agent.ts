@@ -392,7 +392,7 @@ export const resume: CommandImpl = {
           });
         else
           ctx.out.line(
-            `nothing to resume: the run on ${session.branch} stopped (${state.stop}). Continue with: strata run "TASK" --session ${at}`,
+            `nothing to resume: the run on ${session.branch} stopped (${state.stop}). Continue with: strata chat ${at}, or strata run "TASK" --session ${at}`,
           );
         return 0;
       }
