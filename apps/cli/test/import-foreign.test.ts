@@ -201,12 +201,9 @@ describe("strata import --from", () => {
   const formats: [string, string, { readonly divergence: null | RegExp; readonly call: string }][] = [
     ["claude-code", join(FIXTURES, "session.jsonl"), { divergence: null, call: "toolu_3" }],
     ["pi", join(PI, "session.jsonl"), { divergence: null, call: "call_3" }],
-    // A freeform tool (apply_patch) takes text, not a JSON object: strata's loop refuses it.
-    [
-      "codex",
-      join(CODEX, "rollout.jsonl"),
-      { divergence: /^call call_3 \(apply_patch\): executed in the recording, not_executed in the re-run$/, call: "call_1" },
-    ],
+    // A freeform tool (apply_patch) takes text, not a JSON object (TL-2 input "text"); the rollout
+    // ends while its last call ran, and the re-run stops there too (RR-4).
+    ["codex", join(CODEX, "rollout.jsonl"), { divergence: null, call: "call_1" }],
     ["opencode", ocFile(OC.B), { divergence: null, call: "call_r1" }],
   ];
   for (const [from, file, want] of formats)
@@ -251,15 +248,26 @@ describe("strata import --from", () => {
       expect(d.diff.added.some((e) => e.node.tag === "turn" && e.node.attrs.model === "scripted:cf")).toBe(true);
     });
 
-  it("IM-23 an OpenCode recording that ends with a call that never reported: the re-run says where it diverges, and reproduces its undone branch up to there", async () => {
+  it("IM-23 RR-4 recordings that end while a call ran (OpenCode, Codex): the re-run stops there too, the call interrupted on both; the undone branch re-runs up to there", async () => {
     const dir = tempDir();
     const [a] = (await importJson(dir, "opencode", [ocFile(OC.A)])) as [Imported];
     const r = await strata(dir, ["replay", a.handle, "--rerun", "--json"]);
-    expect(r.code).toBe(1);
-    expect(json<{ recordedNever: number; divergence: { what: string; message: string } }>(r)).toMatchObject({
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(json<{ recordedNever: number; divergence: unknown; endedAt: string; stop: string }>(r)).toMatchObject({
       recordedNever: 4,
-      divergence: { what: "status", message: "call call_w1 (write): interrupted in the recording, env_error in the re-run" },
+      divergence: null,
+      endedAt: "call_w1",
+      stop: "cancelled",
     });
+    const calls = json<{ elements: { attrs: Record<string, string> }[] }>(
+      await strata(dir, ["show", `${a.handle}@rerun/main`, "--select", "call", "--json"]),
+    ).elements;
+    expect(calls.at(-1)?.attrs).toMatchObject({ id: "call_w1", status: "interrupted" });
+    const human = await strata(dir, ["replay", a.handle, "--rerun"]);
+    expect(human.stdout).toMatch(/the recording ends while call call_w1 ran .*: the re-run stopped there too/);
+    expect(human.stdout).toMatch(/^reproduced: /m);
+    const [c] = (await importJson(dir, "codex", [join(CODEX, "rollout.jsonl")])) as [Imported];
+    expect(json(await strata(dir, ["replay", c.handle, "--rerun", "--json"]))).toMatchObject({ divergence: null, endedAt: "call_5" });
     const undone = await strata(dir, ["replay", `${a.handle}@reverted`, "--rerun", "--json"]);
     expect(json<{ branch: string }>(undone).branch).toBe("rerun/reverted");
   });

@@ -144,7 +144,7 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const session = (await sessionOf(store, params.session)).id;
       const b = await branchOf(store, session, query.get("branch"));
       const at = await eventOf(store, session, query.get("at"), b.head);
-      const tree = await trees.at(at);
+      const tree = await trees.at(session, at);
       const css = query.get("select");
       if (css !== null && css !== "") return { event: at, matches: select(tree, css).map((e) => e.id) };
       if (query.get("format") === "xml") {
@@ -194,7 +194,7 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const b = await branchOf(store, session, query.get("branch"));
       const from = await eventOf(store, session, query.get("from"));
       const to = await eventOf(store, session, query.get("to"), b.head);
-      return { from, to, diff: diffTrees(await trees.at(from), await trees.at(to)) };
+      return { from, to, diff: diffTrees(await trees.at(session, from), await trees.at(session, to)) };
     }),
 
     prompt: route("prompt", async ({ params, query }) => {
@@ -208,7 +208,7 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const at = await eventOf(store, session, query.get("at"), (await branchOf(store, session, query.get("branch"))).head);
       const offset = countParam("offset", query.get("offset"), { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0 });
       const limit = countParam("limit", query.get("limit"), { min: 1, max: 5000, default: 1000 });
-      return filesPage(await trees.at(at), at, offset, limit);
+      return filesPage(await trees.at(session, at), at, offset, limit);
     }),
 
     // IN-23: one file's content at an event.
@@ -228,8 +228,8 @@ export function routeTable(deps: RouteDeps): RouteTable {
       const path = query.get("path");
       return fileDiff(
         store,
-        { event: from, tree: await trees.at(from) },
-        { event: to, tree: await trees.at(to) },
+        { event: from, tree: await trees.at(session, from) },
+        { event: to, tree: await trees.at(session, to) },
         {
           offset,
           limit,
@@ -266,7 +266,7 @@ export function routeTable(deps: RouteDeps): RouteTable {
         res,
         {
           store,
-          treeAt: (e) => trees.at(e),
+          treeAt: (e) => trees.at(session, e),
           session,
           branch,
           cursor,
@@ -308,7 +308,7 @@ async function treeOf(
   const { store, trees } = deps;
   const session = (await sessionOf(store, id)).id;
   const at = await eventOf(store, session, query.get("at"), (await branchOf(store, session, query.get("branch"))).head);
-  return { at, tree: await trees.at(at) };
+  return { at, tree: await trees.at(session, at) };
 }
 
 /**

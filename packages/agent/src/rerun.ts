@@ -80,6 +80,12 @@ export interface RerunReport {
   readonly divergence: Divergence | undefined;
   /** Whether file effects were compared: a `workspace` was given and the recording records its files (WS-29). */
   readonly files: boolean;
+  /**
+   * The call the recording ends in the middle of (its last call, interrupted: the recorded process
+   * stopped while it ran), when the re-run reached it: the re-run stops there too, the call
+   * interrupted on both branches (RR-4).
+   */
+  readonly endedAt?: string;
 }
 
 interface RecordedCall {
@@ -227,12 +233,16 @@ class ReplayExecutor implements Executor {
   #next = 0;
   rerunSafe = 0;
   recordedNever = 0;
+  /** The id of the recording's last call, when the recording ends while it ran (see `RerunReport.endedAt`). */
+  endedAt: string | undefined;
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: readonly RecordedCall[],
     private readonly tool: ReadonlyMap<string, string>,
     /** Writes a recorded call's file changes into the re-run's directory, before its recorded outcome is returned. */
     private readonly replayFiles: (call: RecordedCall) => Promise<void> = async () => {},
+    /** Stops the re-run's loop (its signal): the recording ends in the middle of the call being answered. */
+    private readonly endRecording: () => void = () => {},
   ) {}
 
   async execute(action: Action, signal: AbortSignal, ctx?: Omit<ToolContext, "signal">): Promise<ActionOutcome> {
@@ -250,6 +260,17 @@ class ReplayExecutor implements Executor {
       );
     this.recordedNever++;
     await this.replayFiles(recorded);
+    if (recorded.status === CALL.interrupted && this.#next === this.calls.length) {
+      // The recording ends here: its process stopped while this call ran. The re-run stops the
+      // same way — the loop's signal aborts during the call, which the loop records as
+      // interrupted — instead of inventing an outcome the recording never had (RR-4).
+      this.endedAt = recorded.id;
+      this.endRecording();
+      await new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(signal.reason);
+        else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
     if (recorded.status === CALL.executed || recorded.status === CALL.notExecuted || recorded.status === CALL.envError)
       return outcome(recorded.status, recorded.observation);
     return outcome(CALL.envError, `the recorded call was ${recorded.status}; a tool that is not safe to repeat is not re-executed`);
@@ -315,6 +336,9 @@ export async function rerun(session: AnySession, options: RerunOptions): Promise
     new Map(overrides.filter((o) => o.kind === "llm").map((o) => [o.callId, o.content])),
   );
   const toolOverrides = new Map(overrides.filter((o) => o.kind === "tool").map((o) => [o.callId, o.content]));
+  // Aborted when the re-run reaches the call the recording ends in the middle of (RR-4).
+  const ended = new AbortController();
+  const signal = options.signal === undefined ? ended.signal : AbortSignal.any([options.signal, ended.signal]);
   const executor = new ReplayExecutor(
     options.registry,
     source.turns.flatMap((t) => t.calls),
@@ -324,7 +348,9 @@ export async function rerun(session: AnySession, options: RerunOptions): Promise
       const rec = sourceFiles?.calls.get(call.el.id);
       if (ws !== undefined && rec !== undefined) await checkoutWorkspace(rec.after, ws.root, store, { from: rec.before });
     },
+    () => ended.abort(new Error("the recording ends here")),
   );
+
   let stop: StopReason | undefined;
   let replies = 0;
   for (const user of source.users) {
@@ -339,7 +365,7 @@ export async function rerun(session: AnySession, options: RerunOptions): Promise
       executor,
       task: user.text,
       limits: { maxSteps: source.turns.length + 1 },
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      signal,
       ...(ws !== undefined ? { workspace: ws } : {}),
       onEvent: (e) => {
         // The fork starts before the first user turn: its assistant turns are the ones this loop made.
@@ -377,6 +403,7 @@ export async function rerun(session: AnySession, options: RerunOptions): Promise
     stop,
     divergence,
     files: files !== undefined,
+    ...(executor.endedAt === undefined ? {} : { endedAt: executor.endedAt }),
   };
   await fork.close();
   return report;

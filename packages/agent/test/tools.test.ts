@@ -87,6 +87,29 @@ describe("TL-1 … TL-4 the registry", () => {
     expect(registry.validate({ name: "echo", arguments: { word: "hi" } })).toMatchObject({ ok: true, args: { word: "hi" } });
   });
 
+  it('TL-2 a tool of free-text input (input: "text") takes any arguments as {input: TEXT}; the handler gets that', async () => {
+    const patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch";
+    const seen: unknown[] = [];
+    const text = new ToolRegistry([
+      {
+        ...echo,
+        name: "apply_patch",
+        input: "text",
+        handler: async (args) => {
+          seen.push(args);
+          return "applied";
+        },
+      },
+    ]);
+    expect(text.validate({ name: "apply_patch", arguments: patch })).toMatchObject({ ok: true, args: { input: patch } });
+    expect(text.validate({ name: "apply_patch", arguments: "" })).toMatchObject({ ok: true, args: { input: "" } });
+    expect(text.validate({ name: "apply_patch", arguments: { a: 1 } })).toMatchObject({ ok: true, args: { input: '{"a":1}' } });
+    expect((await text.executor().execute(call("apply_patch", patch), new AbortController().signal)).status).toBe("executed");
+    expect(seen).toEqual([{ input: patch }]);
+    // a JSON tool still refuses the same text
+    expect(registry.validate({ name: "echo", arguments: patch })).toMatchObject({ ok: false, reason: "bad-json" });
+  });
+
   it("TL-3 restrictTo returns a new registry with handlers travelling along; the original is unchanged", async () => {
     const small = registry.restrictTo(["boom", "echo"]);
     expect(small.list().map((s) => s.name)).toEqual(["boom", "echo"]);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import { toXml } from "@strata/dom";
-import { openStore, type Store } from "@strata/store";
+import { openStore, type Store, textRefs } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { Session, storedBlobRefs } from "../src/index.ts";
 
@@ -61,7 +61,7 @@ describe("ST-36 collecting garbage with the engine's blob references", () => {
       const { session, genesis } = store.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
       store.putSnapshot(genesis.id, "{}", [page]);
       expect(storedBlobRefs(store.getBlob(page) as Buffer)).toContain(text);
-      store.collectGarbage(hook ? { refs: storedBlobRefs } : {});
+      store.collectGarbage({ refs: hook ? storedBlobRefs : textRefs });
       expect(store.hasBlob(text), `with the hook: ${hook}`).toBe(hook);
       expect(store.hasBlob(page)).toBe(true);
       expect(store.getSession(session.id)).toBeDefined();

@@ -104,7 +104,7 @@ export class PgAppends {
       const row = await this.#db.one<{ id: number }>(
         `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ${sp}::text, ${TSV(`$${values.length}::text`)}
-         WHERE EXISTS (SELECT 1 FROM ${s}.branches WHERE session = $11 AND name = $12 AND segment = $1 AND head IS NULL)
+         WHERE EXISTS (SELECT 1 FROM ${s}.branches WHERE session = $11 AND name = $12 AND segment = $1 AND head IS NULL FOR KEY SHARE)
            AND EXISTS (SELECT 1 FROM ${s}.events WHERE id = $3 AND segment = $1 AND depth = $2 - 1)
            ${fenced}
          ON CONFLICT (segment, depth) DO NOTHING

@@ -361,7 +361,7 @@ export class PgBackend implements AsyncStore {
     return this.#db.write(() => removeSessionRows(this.#db, this.#s, id, options));
   }
 
-  async collectGarbage(options: CollectOptions = {}): Promise<CollectReport> {
+  async collectGarbage(options: CollectOptions): Promise<CollectReport> {
     if (options.dryRun === true) return this.#db.read(() => collectGarbageRows(this.#db, this.#s, options));
     // After the snapshots queued before it, so none of them encodes against a cache it empties.
     const run = this.#snapshotQueue.then(() =>
@@ -451,8 +451,10 @@ export class PgBackend implements AsyncStore {
     const s = this.#s;
     const created = this.#clock("fork");
     // One statement: the event's place (of this session) and the branch row, unless the name is taken.
+    // The segment row is held (FOR KEY SHARE) so a removal of the session waits for the fork, or the
+    // fork finds the session gone: no branch row is left of a removed session (removal.ts).
     const row = await this.#db.one<{ segment: number; depth: number; digest: Buffer; written: number }>(
-      `WITH p AS (SELECT e.segment, e.depth, e.digest FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1),
+      `WITH p AS (SELECT e.segment, e.depth, e.digest FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $3 AND g.session = $1 FOR KEY SHARE OF g),
             w AS (INSERT INTO ${s}.branches (session, name, segment, head, created, origin, origin_event)
                   SELECT $1, $2, p.segment, $3, $4, 'fork', $3 FROM p ON CONFLICT (session, name) DO NOTHING RETURNING 1)
        SELECT p.segment, p.depth, p.digest, (SELECT count(*) FROM w)::int AS written FROM p`,

@@ -96,7 +96,7 @@ export class PgConnection {
     const tx: Tx = { client, read, savepoints: 0, undo: [], wakes: new Set() };
     let broken: Error | undefined;
     try {
-      await client.query(read ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");
+      await client.query(read ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN ISOLATION LEVEL READ COMMITTED");
       let out: T;
       try {
         out = await this.#tx.run(tx, fn);

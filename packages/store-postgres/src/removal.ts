@@ -59,6 +59,12 @@ export async function removeSessionRows(db: PgConnection, s: string, id: Session
     snapshots: Number(counts?.snapshots),
   };
   if (options.dryRun === true) return removed;
+  // The session's branch rows first, FOR UPDATE: an append in flight holds its branch row (FOR KEY
+  // SHARE, appends.ts) until it commits, so this waits for it, and an append that comes after
+  // finds no branch — no event is left behind in a segment of no session.
+  // The segments likewise: a fork holds its segment row while it writes its branch row (backend.ts).
+  await db.q(`SELECT 1 FROM ${s}.segments WHERE session = $1 FOR UPDATE`, [id]);
+  await db.q(`SELECT 1 FROM ${s}.branches WHERE session = $1 FOR UPDATE`, [id]);
   // The search index is columns of `events`: it goes with them.
   await db.q(`DELETE FROM ${s}.snapshots WHERE segment IN (${segs})`, [id]);
   await db.q(`DELETE FROM ${s}.events WHERE segment IN (${segs})`, [id]);
@@ -76,9 +82,19 @@ export async function collectGarbageRows(db: PgConnection, s: string, options: C
   if (!dryRun) {
     await db.q(`SELECT value FROM ${s}.meta WHERE key = 'schema_version' FOR UPDATE`);
     await db.q(`LOCK TABLE ${s}.blobs, ${s}.snapshots, ${s}.events, ${s}.leases IN SHARE ROW EXCLUSIVE MODE`);
-    refuseDriven(await heldLeases(db, s, undefined), options.live, "collecting garbage");
+    const held = await heldLeases(db, s, undefined);
+    refuseDriven(held, options.live, "collecting garbage");
+    // Every holder left was judged gone: released here, in the collection's transaction, so a
+    // holder that was only stalled (no renewal for a while) cannot append after it — its fenced
+    // append meets a released lease (LeaseLost) — and name a blob the sweep deleted.
+    for (const h of held)
+      await db.q(`UPDATE ${s}.leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = $1 AND branch = $2 AND token = $3`, [
+        h.session,
+        h.branch,
+        h.token,
+      ]);
   }
-  const reach = new Reach(options.refs ?? textRefs);
+  const reach = new Reach(options.refs);
   for (let after = 0; ; ) {
     const rows = await db.q(`SELECT id, blob, data FROM ${s}.events WHERE id > $1 ORDER BY id LIMIT ${ROWS}`, [after]);
     if (rows.length === 0) break;

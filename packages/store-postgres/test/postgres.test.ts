@@ -163,6 +163,43 @@ describe("ST-32 PostgreSQL: many handles on one branch", () => {
   });
 });
 
+describe("ST-35 PostgreSQL: removing a session while other handles write to it", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (const what of ["append", "fork"] as const)
+    it(`a ${what} from another handle waits for the removal, then finds the session gone: nothing of it is left behind`, async () => {
+      const schema = fresh();
+      const a = await open(schema);
+      const b = await open(schema);
+      const { session, genesis } = await a.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
+      // b writes this session (no lease): its tip of main is warm, so its next append is the one-statement path
+      const [m] = await b.append(session.id, "main", genesis.id, [ev('{"n":1}')]);
+      let late: Promise<unknown> | undefined;
+      await a.transaction(async () => {
+        await a.removeSession(session.id, { live: () => true });
+        late = (
+          what === "append"
+            ? b.append(session.id, "main", (m as { id: EventId }).id, [ev('{"n":2}')])
+            : b.fork(session.id, (m as { id: EventId }).id, "f")
+        ).then(
+          () => "written",
+          (e: unknown) => e,
+        );
+        expect(await Promise.race([late, sleep(400).then(() => "waiting")])).toBe("waiting");
+      });
+      const e = await late;
+      expect(e).toBeInstanceOf(StoreError);
+      expect((e as StoreError).code).toMatch(/^(not-found|conflict)$/);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        for (const table of ["events", "branches", "segments", "sessions", "snapshots"])
+          expect((await client.query(`SELECT count(*)::int AS n FROM ${schema}.${table}`)).rows[0].n, table).toBe(0);
+      } finally {
+        await client.end();
+      }
+    });
+});
+
 describe("ST-23 PostgreSQL: a lease row held by a process that stopped mid-transaction", () => {
   it("an acquisition is told busy within seconds, not after its statement timeout; once the other transaction ends, it decides", async () => {
     const schema = fresh();

@@ -118,11 +118,15 @@ export const ARGS: { readonly [M in StoreMethod]: Check } = {
     checkFlag(options.dryRun, "removeSession: options.dryRun");
     if (options.live !== undefined) checkFunction(options.live, "removeSession: options.live", "judges a lease holder live");
   },
-  collectGarbage(options: { dryRun?: unknown; live?: unknown; refs?: unknown } = {}) {
-    checkOptions(options, "collectGarbage", "{dryRun?, live?, refs?} as options", false);
+  collectGarbage(options: { dryRun?: unknown; live?: unknown; refs?: unknown }) {
+    checkOptions(options, "collectGarbage", "{refs, dryRun?, live?} as options (refs: the engine's storedBlobRefs)", false);
     checkFlag(options.dryRun, "collectGarbage: options.dryRun");
     if (options.live !== undefined) checkFunction(options.live, "collectGarbage: options.live", "judges a lease holder live");
-    if (options.refs !== undefined) checkFunction(options.refs, "collectGarbage: options.refs", "lists the blob hashes a blob names");
+    checkFunction(
+      options.refs,
+      "collectGarbage: options.refs",
+      "lists the blob hashes a blob names (the engine's storedBlobRefs reads its snapshot pages)",
+    );
   },
   reserve(session: unknown, count: unknown = 1) {
     checkSession(session, "reserve");

@@ -211,7 +211,7 @@ export class CheckedStore implements Store {
     }
   }
 
-  collectGarbage(options: CollectOptions = {}): CollectReport {
+  collectGarbage(options: CollectOptions): CollectReport {
     const own = new Callback();
     try {
       this.open();
@@ -221,7 +221,7 @@ export class CheckedStore implements Store {
       return this.inner.collectGarbage({
         ...options,
         ...(live === undefined ? {} : { live: own.wrap(live) }),
-        ...(refs === undefined ? {} : { refs: own.wrap(refs) }),
+        refs: own.wrap(refs),
       });
     } catch (e) {
       throw own.threw(e) ? e : toStoreError(e, "store.collectGarbage", this.mapError);

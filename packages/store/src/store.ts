@@ -115,7 +115,7 @@ export interface Store {
    * is refused (`in-use`) while any branch is driven by a live lease holder: a driver may hold a
    * blob it put but has not yet referenced. `options.dryRun` deletes nothing.
    */
-  collectGarbage(options?: CollectOptions): CollectReport;
+  collectGarbage(options: CollectOptions): CollectReport;
 
   /**
    * Reserves `count` consecutive numbers from the session's counter (starting at 1) and returns the

@@ -204,11 +204,13 @@ export interface CollectOptions {
   /** As `RemoveOptions.live`, over every held lease of the store: a live holder refuses the collection (`in-use`). */
   readonly live?: (holder: LeaseInfo) => boolean;
   /**
-   * The blob hashes a reachable blob's bytes name (the engine reads its own formats, e.g. deflated
-   * snapshot pages); default: every run of 64 lowercase hex characters in the bytes. It may name
-   * more than the blob really refers to (that only keeps more), never fewer.
+   * The blob hashes a reachable blob's bytes name. Required: only the writer of a blob's format
+   * knows what it names — the engine's snapshot pages are deflated JSON, so a text scan of their
+   * bytes misses their texts (pass the engine's `storedBlobRefs`; `textRefs` scans the bytes as
+   * text, for blobs of no other format). It may name more than the blob really refers to (that
+   * only keeps more), never fewer.
    */
-  readonly refs?: (bytes: Buffer) => Iterable<string>;
+  readonly refs: (bytes: Buffer) => Iterable<string>;
 }
 
 /** What `collectGarbage` reclaimed (or, with `dryRun`, would reclaim), and what it kept. */

@@ -3,7 +3,7 @@
  * first, printing "start ID" before each removal and "done ID" after it returned (committed),
  * then collects garbage ("gc") and prints "end". The test kills it with SIGKILL at any moment.
  */
-import { openStore } from "../src/index.ts";
+import { openStore, textRefs } from "../src/index.ts";
 
 const store = openStore(process.argv[2] as string);
 for (const s of store.listSessions().reverse()) {
@@ -12,5 +12,5 @@ for (const s of store.listSessions().reverse()) {
   process.stdout.write(`done ${s.id}\n`);
 }
 process.stdout.write("gc\n");
-store.collectGarbage();
+store.collectGarbage({ refs: textRefs });
 process.stdout.write("end\n");

@@ -84,66 +84,73 @@ export const fork: CommandImpl = {
       throw new CliError(`session ${a.session.id} has a branch "${name}" already; pick another --name (strata branches lists them)`);
     const { session } = await Session.open(store as Port, a.session.id, { branch: a.branch.name });
     const branch = name ?? (await session.freeBranchName(`fork-${a.event}`));
-    const handle = await handleOf(store, a.session.id);
-    const point = await materialize(store as Port, a.event);
-    const sourceDir = (await settled(() => lineDir(session.durableTree))) ?? (await settled(() => lineDir(point)));
-    const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handle, branch);
-    checkApart(dir, sourceDir, ctx.home);
-    // The files at the fork point: recorded there, else the line's baseline, else the source directory as it is now.
-    const { source, recorded } = await startingFiles(store, ctx.dbPath, a.branch.head, a.event, point, sourceDir);
-    // The branch and its directory are one transaction: no fork is left that would fall back to the source's directory.
-    const label = await settled(() => branchDirLabel(point));
-    const forked: AnySession = isAsyncStore(store)
-      ? await store.transaction(async () => {
-          const f = await (session as Session<typeof store>).fork(a.event, { name: branch });
-          await f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
-          await f.load(); // its files are written next
-          return f;
-        })
-      : (store as Store).transaction(() => {
-          const f = (session as Session).fork(a.event, { name: branch });
-          f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
-          return f;
-        });
-    let report: Awaited<ReturnType<typeof checkoutWorkspace>>;
+    // Held from the first blob put to the files written (decision 0040): `gc` deletes no blob
+    // while a lease is held, and the fork puts the baseline's blobs before the event naming them.
+    const lease = await acquireLease(store, a.session.id, branch, "fork");
     try {
-      report = await checkoutWorkspace(forked.durableTree, dir, store);
-    } catch (e) {
-      throw new CliError(
-        `forked ${handle}@${forked.branch} at event ${a.event}, but writing its files into ${dir} failed: ${(e as Error).message}; \`strata checkout ${handle}@${forked.branch} --to ${dir} --force\` finishes it`,
+      const handle = await handleOf(store, a.session.id);
+      const point = await materialize(store as Port, a.event);
+      const sourceDir = (await settled(() => lineDir(session.durableTree))) ?? (await settled(() => lineDir(point)));
+      const dir = flagged !== undefined ? resolve(ctx.cwd, flagged) : defaultBranchDir(ctx.home, handle, branch);
+      checkApart(dir, sourceDir, ctx.home);
+      // The files at the fork point: recorded there, else the line's baseline, else the source directory as it is now.
+      const { source, recorded } = await startingFiles(store, ctx.dbPath, a.branch.head, a.event, point, sourceDir);
+      // The branch and its directory are one transaction: no fork is left that would fall back to the source's directory.
+      const label = await settled(() => branchDirLabel(point));
+      const forked: AnySession = isAsyncStore(store)
+        ? await store.transaction(async () => {
+            const f = await (session as Session<typeof store>).fork(a.event, { name: branch });
+            await f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
+            await f.load(); // its files are written next
+            return f;
+          })
+        : (store as Store).transaction(() => {
+            const f = (session as Session).fork(a.event, { name: branch });
+            f.commit((d) => recordBranchDir(d, dir, source), { label, by: "strata fork" });
+            return f;
+          });
+      let report: Awaited<ReturnType<typeof checkoutWorkspace>>;
+      try {
+        report = await checkoutWorkspace(forked.durableTree, dir, store);
+      } catch (e) {
+        throw new CliError(
+          `forked ${handle}@${forked.branch} at event ${a.event}, but writing its files into ${dir} failed: ${(e as Error).message}; \`strata checkout ${handle}@${forked.branch} --to ${dir} --force\` finishes it`,
+        );
+      }
+      const fileCount = report.written + report.unchanged;
+      const from =
+        recorded === undefined
+          ? source === undefined
+            ? "an empty directory (the source records no files)"
+            : `the files of ${shownPath(ctx.cwd, sourceDir as string)} as they are now (nothing recorded them yet)`
+          : recorded === a.event
+            ? `the files at event ${a.event}`
+            : `the files of the baseline, event ${recorded} (no tool wrote before it)`;
+      if (ctx.out.json)
+        return void ctx.out.data({
+          session: a.session.id,
+          branch: forked.branch,
+          head: forked.head.id,
+          forkedAt: a.event,
+          sourceBranch: a.branch.name,
+          dir,
+          fileCount,
+          filesFrom: recorded ?? null,
+          work: workJson(forked.work),
+        });
+      if (ctx.out.quiet) return void ctx.out.line(forked.branch);
+      ctx.out.line(
+        `${ctx.out.paint("green", "forked")} ${handle}@${ctx.out.paint("cyan", forked.branch)} at event ${a.event} (from ${a.branch.name})`,
       );
+      ctx.out.line(
+        `${ctx.out.paint("bold", "workspace")} ${shownPath(ctx.cwd, dir)}  ${ctx.out.paint("dim", `— its own: ${fileCount} files, ${from}`)}`,
+      );
+      ctx.out.line("lifecycle work, from the head of the branch forked to the fork point:");
+      for (const l of workLines(ctx.out, forked.work)) ctx.out.line(l);
+      return undefined;
+    } finally {
+      await lease.release();
     }
-    const fileCount = report.written + report.unchanged;
-    const from =
-      recorded === undefined
-        ? source === undefined
-          ? "an empty directory (the source records no files)"
-          : `the files of ${shownPath(ctx.cwd, sourceDir as string)} as they are now (nothing recorded them yet)`
-        : recorded === a.event
-          ? `the files at event ${a.event}`
-          : `the files of the baseline, event ${recorded} (no tool wrote before it)`;
-    if (ctx.out.json)
-      return void ctx.out.data({
-        session: a.session.id,
-        branch: forked.branch,
-        head: forked.head.id,
-        forkedAt: a.event,
-        sourceBranch: a.branch.name,
-        dir,
-        fileCount,
-        filesFrom: recorded ?? null,
-        work: workJson(forked.work),
-      });
-    if (ctx.out.quiet) return void ctx.out.line(forked.branch);
-    ctx.out.line(
-      `${ctx.out.paint("green", "forked")} ${handle}@${ctx.out.paint("cyan", forked.branch)} at event ${a.event} (from ${a.branch.name})`,
-    );
-    ctx.out.line(
-      `${ctx.out.paint("bold", "workspace")} ${shownPath(ctx.cwd, dir)}  ${ctx.out.paint("dim", `— its own: ${fileCount} files, ${from}`)}`,
-    );
-    ctx.out.line("lifecycle work, from the head of the branch forked to the fork point:");
-    for (const l of workLines(ctx.out, forked.work)) ctx.out.line(l);
-    return undefined;
   },
 };
 

@@ -12,6 +12,7 @@ import { resolveAddress } from "../address.ts";
 import { type Args, branchName, str } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, UsageError } from "../errors.ts";
+import { acquireLease } from "../lease.ts";
 import { handleOf } from "../sessions.ts";
 import { oneLine } from "../terminal.ts";
 import { checkFreshDir, defaultBranchDir, lineDir, shownPath, trackerFor } from "../workspace.ts";
@@ -70,14 +71,23 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
       throw flagged !== undefined ? new UsageError(message) : new CliError(message);
     }
   }
-  const report = await rerun(session, {
-    registry: new ToolRegistry(recorded ?? workspaceTools({ root: workspace })),
-    overrides,
-    name,
-    ...(records ? { workspace: trackerFor(ctx.dbPath, workspace, store) } : {}),
-    signal: ctx.signal,
-    onProgress: (n) => ctx.out.progress(`re-running: model reply ${n}`),
-  });
+  // The new branch is driven by this process for the whole re-run (CLI-12): no other driver takes
+  // it, and `gc` (which deletes no blob while a lease is held) cannot run between a blob put and
+  // the event that names it — the override's reply, a tool's files, a snapshot's pages (decision 0040).
+  const lease = await acquireLease(store, a.session.id, name, "replay --rerun");
+  let report: Awaited<ReturnType<typeof rerun>>;
+  try {
+    report = await rerun(session, {
+      registry: new ToolRegistry(recorded ?? workspaceTools({ root: workspace })),
+      overrides,
+      name,
+      ...(records ? { workspace: trackerFor(ctx.dbPath, workspace, store) } : {}),
+      signal: ctx.signal,
+      onProgress: (n) => ctx.out.progress(`re-running: model reply ${n}`),
+    });
+  } finally {
+    await lease.release();
+  }
   ctx.out.progressDone();
   const diverged = report.divergence !== undefined;
   const { files: compared, ...counts } = report;
@@ -88,6 +98,7 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
       ...counts,
       stop: report.stop ?? null,
       divergence: report.divergence ?? null,
+      endedAt: report.endedAt ?? null,
       dir: workspace,
       filesCompared: compared,
     });
@@ -103,6 +114,13 @@ export async function rerunCommand(ctx: Context, args: Args, specs: readonly str
       ),
     );
     const d = report.divergence;
+    if (report.endedAt !== undefined)
+      o.line(
+        o.paint(
+          "dim",
+          `  the recording ends while call ${report.endedAt} ran (its process stopped): the re-run stopped there too, the call interrupted on both`,
+        ),
+      );
     if (compared)
       o.line(o.paint("dim", `  in ${shownPath(ctx.cwd, workspace)}: its own copy of the recorded files, file effects compared`));
     if (d === undefined)

@@ -72,6 +72,13 @@ export interface ToolSpec {
    * recorded roster. Absent: the tool changes no file (a capture after it would find nothing).
    */
   readonly effects?: ToolEffects;
+  /**
+   * What the model writes as the call's arguments: `"json"` (the default), a JSON object checked
+   * against `parameters`; `"text"`, free text — a custom tool's input, such as Codex's
+   * `apply_patch` patch — handed to the handler as `{ input: TEXT }` and checked against nothing.
+   * Not part of the recorded roster.
+   */
+  readonly input?: "json" | "text";
 }
 
 /** What a tool may change outside the tree (`ToolSpec.effects`). */
@@ -202,6 +209,7 @@ export class ToolRegistry {
         message: `there is no tool named ${JSON.stringify(call.name)}; the tools are: ${[...this.#specs.keys()].join(", ") || "(none)"}`,
       };
     let args: unknown = call.arguments;
+    if (spec.input === "text") return { ok: true, spec, args: { input: typeof args === "string" ? args : JSON.stringify(args) } };
     if (typeof args === "string") {
       try {
         args = args.trim() === "" ? {} : JSON.parse(args);

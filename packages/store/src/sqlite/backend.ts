@@ -358,7 +358,7 @@ export class SqliteBackend implements Store {
     }
   }
 
-  collectGarbage(options: CollectOptions = {}): CollectReport {
+  collectGarbage(options: CollectOptions): CollectReport {
     try {
       if (options.dryRun === true) return this.readTransaction(() => collectGarbageRows(this.#db, options));
       return this.#tx(() => {

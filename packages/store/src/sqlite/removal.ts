@@ -81,8 +81,18 @@ export function removeSessionRows(db: Database.Database, version: number, id: Se
  */
 export function collectGarbageRows(db: Database.Database, options: CollectOptions): CollectReport {
   const dryRun = options.dryRun === true;
-  if (!dryRun) refuseDriven(heldLeases(db, undefined), options.live, "collecting garbage");
-  const reach = new Reach(options.refs ?? textRefs);
+  if (!dryRun) {
+    const held = heldLeases(db, undefined);
+    refuseDriven(held, options.live, "collecting garbage");
+    // Every holder left was judged gone: its lease is released here, in the collection's
+    // transaction, so a holder that was only stalled cannot append after it (its fenced append
+    // meets a released lease: LeaseLost) and name a blob the sweep deleted.
+    const release = db.prepare(
+      "UPDATE leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = ? AND branch = ? AND token = ?",
+    );
+    for (const h of held) release.run(h.session, h.branch, h.token);
+  }
+  const reach = new Reach(options.refs);
   for (const [blob, data] of db.prepare("SELECT blob, data FROM events").raw().iterate() as Iterable<[Buffer | null, string]>) {
     reach.text(data);
     if (blob !== null) reach.blob(blob.toString("hex"));

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type EventId, InUse, type SessionId, type Store } from "../../src/index.ts";
+import { type EventId, InUse, type SessionId, type Store, textRefs } from "../../src/index.ts";
 import { body, code, ev, fails, failure, fingerprint, headOf, type Kit, session, value } from "./kit.ts";
 
 /** A session with a fork, a kept rewound head, a snapshot, search text and a released lease. */
@@ -123,18 +123,18 @@ export function removalConformance(kit: Kit): void {
       const s = await session(store);
       const [e] = await store.append(s.id, "main", s.genesis, [ev(JSON.stringify({ ops: [["set", 1, "hash", named]] }))]);
       await store.putSnapshot((e as { id: EventId }).id, "{}", [page]);
-      const dry = await store.collectGarbage({ dryRun: true });
+      const dry = await store.collectGarbage({ dryRun: true, refs: textRefs });
       expect(dry).toMatchObject({ dryRun: true, blobs: 1, bytes: "nobody names me".length });
       expect(await store.hasBlob(orphan), "a dry run deletes nothing").toBe(true);
-      const report = await store.collectGarbage();
+      const report = await store.collectGarbage({ refs: textRefs });
       expect(report).toEqual({ ...dry, dryRun: false });
       for (const h of [leaf, inner, named, page]) expect(await store.hasBlob(h), h).toBe(true);
       expect(await store.hasBlob(orphan)).toBe(false);
       expect((await store.nearestSnapshot((e as { id: EventId }).id))?.pages).toEqual([page]);
-      expect((await store.collectGarbage()).blobs, "nothing more to reclaim").toBe(0);
+      expect((await store.collectGarbage({ refs: textRefs })).blobs, "nothing more to reclaim").toBe(0);
       // Removing the session leaves every blob unreachable: pages and directory chunks too.
       await store.removeSession(s.id);
-      const all = await store.collectGarbage();
+      const all = await store.collectGarbage({ refs: textRefs });
       expect(all.blobs).toBe(5); // leaf, inner, named, page and the directory's chunk
       expect(all.keptBlobs).toBe(0);
       expect((await store.verify()).ok).toBe(true);
@@ -150,7 +150,9 @@ export function removalConformance(kit: Kit): void {
         const t = bytes.toString("latin1");
         return t.startsWith("rev:") ? [[...t.slice(4)].reverse().join("")] : [];
       };
-      expect((await store.collectGarbage({ dryRun: true })).blobs, "without the hook the hidden blob is unreachable").toBe(1);
+      expect((await store.collectGarbage({ dryRun: true, refs: textRefs })).blobs, "without the hook the hidden blob is unreachable").toBe(
+        1,
+      );
       expect((await store.collectGarbage({ refs: decode })).blobs).toBe(0);
       expect(await store.hasBlob(hidden)).toBe(true);
     });
@@ -160,11 +162,39 @@ export function removalConformance(kit: Kit): void {
       const orphan = await store.putBlob("orphan");
       const s = await session(store);
       const l = await store.acquireLease(s.id, "main", "agent");
-      await fails(() => store.collectGarbage(), "in-use", /agent/);
+      await fails(() => store.collectGarbage({ refs: textRefs }), "in-use", /agent/);
       expect(await store.hasBlob(orphan)).toBe(true);
-      expect((await store.collectGarbage({ dryRun: true })).blobs, "a dry run only reads: not refused").toBe(1);
-      expect((await store.collectGarbage({ live: () => false })).blobs).toBe(1);
+      expect((await store.collectGarbage({ dryRun: true, refs: textRefs })).blobs, "a dry run only reads: not refused").toBe(1);
+      expect((await store.collectGarbage({ live: () => false, refs: textRefs })).blobs).toBe(1);
       if (l.ok) await store.releaseLease(s.id, "main", l.lease.token);
+    });
+
+    it("releases the leases it judged gone: a holder that was only stalled cannot append after it (lease-lost)", async () => {
+      const store = await kit.open();
+      const s = await session(store);
+      const l = await store.acquireLease(s.id, "main", "stalled driver");
+      if (!l.ok) throw new Error("not acquired");
+      const head = await headOf(store, s.id);
+      const named = await store.putBlob("put by the driver, to be named by its next append");
+      // the collection judges the holder gone and deletes the blob nothing names yet
+      expect((await store.collectGarbage({ live: () => false, refs: textRefs })).blobs).toBe(1);
+      expect(await store.lease(s.id, "main")).toBeUndefined();
+      // the driver wakes and appends the event naming the blob: refused, whichever path it takes
+      for (const events of [[ev(JSON.stringify({ hash: named }))], [ev("{}"), ev(JSON.stringify({ hash: named }))]]) {
+        expect(await code(() => store.append(s.id, "main", head, events, { lease: l.lease.token }))).toBe("lease-lost");
+      }
+      expect(await headOf(store, s.id)).toBe(head);
+      // a new driver takes the branch with a new token
+      const next = await store.acquireLease(s.id, "main", "next driver");
+      expect(next.ok && next.lease.token > l.lease.token).toBe(true);
+    });
+
+    it("needs refs: what a blob names is its format's to say (the engine's storedBlobRefs), never guessed", async () => {
+      const store = await kit.open();
+      const orphan = await store.putBlob("orphan");
+      for (const options of [undefined, {}, { dryRun: true }, { refs: "text" }])
+        await fails(() => (store.collectGarbage as unknown as (o: unknown) => unknown).call(store, options), "bad-input", /refs/);
+      expect(await store.hasBlob(orphan)).toBe(true);
     });
 
     kit.withHandles("a writer that reuses directory chunks from memory writes them again after another handle's collection", async () => {
@@ -176,7 +206,7 @@ export function removalConformance(kit: Kit): void {
       const a = await session(writer, 1);
       await writer.putSnapshot(await headOf(writer, a.id), "{}", hashes);
       await other.removeSession(a.id);
-      expect((await other.collectGarbage()).blobs).toBe(4); // three pages and their chunk
+      expect((await other.collectGarbage({ refs: textRefs })).blobs).toBe(4); // three pages and their chunk
       const b = await session(writer, 1);
       for (const p of pages) await writer.putBlob(p);
       await writer.putSnapshot(await headOf(writer, b.id), "{}", hashes);
@@ -233,7 +263,7 @@ export function removalConformance(kit: Kit): void {
             reachable.add(i);
             stack.push(...(edges.get(i) ?? []));
           }
-          const report = await store.collectGarbage();
+          const report = await store.collectGarbage({ refs: textRefs });
           for (let i = 0; i < m.blobs; i++)
             expect(await store.hasBlob(names[i] as string), `blob ${i}: reachable ${reachable.has(i)}`).toBe(reachable.has(i));
           const v = await store.verify();
@@ -241,7 +271,7 @@ export function removalConformance(kit: Kit): void {
           for (const s of await store.listSessions())
             for (const b of await store.branches(s.id)) expect((await store.chain(b.head)).length).toBe(b.headDepth);
           expect(report.keptBlobs).toBe(v.blobs);
-          expect((await store.collectGarbage()).blobs).toBe(0);
+          expect((await store.collectGarbage({ refs: textRefs })).blobs).toBe(0);
           await store.close();
         }),
         { numRuns: kit.runs(40) },
