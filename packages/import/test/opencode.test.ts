@@ -468,13 +468,16 @@ describe("OpenCode", () => {
     expect(recordedTools(child.durableTree).map((t) => [t.name, t.replayPolicy])).toEqual([["read", "never"]]);
     const report = await rerun(child, { registry: new ToolRegistry(recordedTools(child.durableTree)) });
     expect(report).toMatchObject({ branch: "rerun/main", turns: 2, calls: 2, rerunSafe: 0, recordedNever: 2, divergence: undefined });
-    // The recording of A ends with a call that never reported: the re-run says so there, and runs nothing.
+    // The recording of A ends while its last call ran (it never reported): the re-run stops there
+    // too, the call interrupted on both branches, and runs nothing (RR-4).
     const parent = open(store, of(A));
     const tools = recordedTools(parent.durableTree);
     expect(tools.map((t) => t.name)).toEqual(["read", "bash", "task", "write"]);
     const r = await rerun(parent, { registry: new ToolRegistry(tools) });
-    expect(r.recordedNever).toBe(4);
-    expect(r.divergence).toMatchObject({ what: "status", before: CALL.interrupted, after: CALL.envError });
+    expect(r).toMatchObject({ recordedNever: 4, divergence: undefined, endedAt: "call_w1", stop: "cancelled" });
+    const again = Session.open(store, parent.id, { branch: r.branch }).session;
+    expect(again.select("call").at(-1)?.attrs).toMatchObject({ id: "call_w1", status: CALL.interrupted });
+    again.close();
     // A session of strata's own has no recorded tools.
     const own = Session.create(store);
     expect(recordedTools(own.tree)).toEqual([]);
