@@ -60,18 +60,24 @@ export function reporter(out: Out, session: Session<Port>, live: boolean, option
       `    ${out.paint("dim", "⋯")} ${running.tool} ${out.paint("yellow", `running ${elapsed(Date.now() - running.since)}`)}${tail === "" ? "" : ` ${out.paint("dim", "│")} ${oneLine(tail, 200)}`}`,
     );
   };
+  /** An assistant turn began and nothing of it was shown yet: its label waits for what it says or does. */
+  let label = false;
   const onEvent = (e: AgentEvent): void => {
     if (e.type !== "text") stopStatus();
+    if (label && e.type !== "turn" && e.type !== "stop") {
+      // the turn shows something: its label first (a turn that ends with nothing, a failed request, shows none)
+      label = false;
+      out.write(`${out.paint("bold", "assistant")}  `);
+      midLine = true;
+    }
     switch (e.type) {
       case "turn":
+        label = false;
         end();
         if (e.role === ROLE.user) {
           if (options.echoUser !== false)
             out.line(`${out.paint("bold", "user")}  ${oneLine(session.durableTree.get(e.element)?.textContent() ?? "", 200)}`);
-        } else {
-          out.write(`${out.paint("bold", "assistant")}  `);
-          midLine = true;
-        }
+        } else label = true;
         break;
       case "text":
         out.write(e.delta);
@@ -110,6 +116,7 @@ export function reporter(out: Out, session: Session<Port>, live: boolean, option
         else out.line(out.paint("yellow", `  ↺ ${e.tool} was decided but never started; running it now`));
         break;
       case "stop":
+        label = false;
         end();
         break;
     }

@@ -51,6 +51,16 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     expect(ls.sessions.map((s) => s.title)).toEqual(["hi"]);
   }, 120_000);
 
+  it("a turn the model fails shows its stop, not an empty reply; the chat goes on and exits with the last turn's code", async () => {
+    const dir = tempDir();
+    const model = script(dir, "one", [{ text: "Only reply." }]);
+    const r = await strata(dir, ["chat", "--model", model], { input: "a\nb\n" });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/assistant {2}Only reply\./);
+    expect(r.stdout).toMatch(/user {2}b\n■ model-error — the script "one" has 1 turns/);
+    expect(r.stdout).not.toMatch(/assistant {2}\n/);
+  }, 120_000);
+
   it("a line ending in \\ goes on on the next: one message of several lines", async () => {
     const dir = tempDir();
     const model = chatScript(dir);
