@@ -97,7 +97,7 @@ export function branchName(args: Args, option: string): string | undefined {
   const v = str(args, option);
   if (v !== undefined && !BRANCH_NAME.test(v))
     throw new UsageError(
-      `--${option} ${JSON.stringify(v)} is not a branch name: use letters, digits and . _ / - (starting with a letter or digit, at most 100 characters), e.g. try-2`,
+      `--${option} ${JSON.stringify(v)} is not a branch name: use letters, digits and . _ / - (starting with a letter or digit, no empty, "." or ".." part between slashes, at most 100 characters), e.g. try-2`,
     );
   return v;
 }

@@ -7,6 +7,7 @@
  * @inquirer/search, not terminal handling of our own.
  */
 import { homedir } from "node:os";
+import { emitKeypressEvents } from "node:readline";
 import type { Port } from "@strata/engine";
 import type { EventId, SessionInfo } from "@strata/store";
 import { statusOf, statusText, withOutcome } from "./commands/ls.ts";
@@ -123,6 +124,13 @@ export async function pickSession(ctx: Context, verb: string): Promise<string | 
   };
   const shown = (r: PickRow): string =>
     `${r.handle}  ${oneLine(r.title === "" ? "(untitled)" : r.title, 40).padEnd(40)}  ${String(r.branches).padStart(2)} br  ${ago(r.last, now).padEnd(12)}  ${oneLine(r.status, 24).padEnd(24)}  ${dirText(r.workspace)}`;
+  // Esc leaves, as Ctrl-C does: the prompt library itself has no key for it.
+  const leave = new AbortController();
+  const onKey = (_s: unknown, key: { name?: string } | undefined): void => {
+    if (key?.name === "escape") leave.abort();
+  };
+  emitKeypressEvents(process.stdin);
+  process.stdin.on("keypress", onKey);
   try {
     return await search<string>(
       {
@@ -137,11 +145,13 @@ export async function pickSession(ctx: Context, verb: string): Promise<string | 
               description: `${r.id}${r.workspace === undefined ? "" : `  ·  workspace ${oneLine(r.workspace, 100)}`}`,
             })),
       },
-      { output: process.stderr },
+      { output: process.stderr, signal: leave.signal },
     );
   } catch (e) {
     // Ctrl-C or Esc in the prompt: nothing picked, nothing done
     if ((e as Error).name === "ExitPromptError" || (e as Error).name === "AbortPromptError") return undefined;
     throw e;
+  } finally {
+    process.stdin.off("keypress", onKey);
   }
 }

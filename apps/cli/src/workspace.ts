@@ -83,7 +83,11 @@ export function checkFreshDir(dir: string, option: string, force: boolean): void
  * `-3` … appended when that one is taken.
  */
 export function defaultBranchDir(home: string, handle: string, branch: string): string {
-  const base = join(home, "workspaces", handle, ...branch.split("/"));
+  const root = join(home, "workspaces", handle);
+  const base = join(root, ...branch.split("/"));
+  // Branch names have no "." or ".." parts (BRANCH_NAME); a name from an older file is checked here too.
+  if (!within(root, base) || base === root)
+    throw new CliError(`the branch name ${JSON.stringify(branch)} would put its working directory outside ${root}; pass --workspace DIR`);
   for (let n = 1; ; n++) {
     const dir = n === 1 ? base : `${base}-${n}`;
     const state = dirState(dir);

@@ -61,6 +61,24 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     expect(r.stdout).not.toMatch(/assistant {2}\n/);
   }, 120_000);
 
+  it("a slash command given words it does not take is refused, and does nothing: /undo bogus rewinds nothing", async () => {
+    const dir = tempDir();
+    const model = chatScript(dir);
+    const r = await strata(dir, ["chat", "--model", model], {
+      input: "hi\n/undo bogus\n/prompt 6\n/log --json\n/tree --depth\n/exit now\n/branches\n",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/\/undo takes no argument besides its options, got 1: \/undo \[--force\]/);
+    expect(r.stderr).toMatch(/\/prompt takes no argument besides its options, got 1/);
+    expect(r.stderr).toMatch(/\/log has no option --json/);
+    expect(r.stderr).toMatch(/--depth needs a value/);
+    expect(r.stderr).toMatch(/\/exit takes no argument, got 1/);
+    expect(r.stdout).toMatch(/BRANCH\s+HEAD/); // the chat went on after them
+    expect(r.stdout).not.toMatch(/rewound/);
+    const branches = await strata(dir, ["branches", "@last", "-q"]);
+    expect(branches.stdout.trim()).toBe("main");
+  }, 120_000);
+
   it("a line ending in \\ goes on on the next: one message of several lines", async () => {
     const dir = tempDir();
     const model = chatScript(dir);
@@ -115,7 +133,9 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     const unknown = await strata(dir, ["chat", "-c"], { input: "/nope\n/rewind\n" });
     expect(unknown.code).toBe(0);
     expect(unknown.stderr).toMatch(/no command \/nope/);
-    expect(unknown.stderr).toMatch(/\/rewind takes the EVENT/);
+    expect(unknown.stderr).toMatch(
+      /\/rewind takes 1 argument besides its options, got 0: \/rewind EVENT \[--force\] \(EVENT: an id, or head~N/,
+    );
     const resume = await strata(dir, ["resume"]);
     expect(resume.code).toBe(2);
     expect(resume.stderr).toMatch(/picks on a terminal/);
@@ -204,6 +224,15 @@ describe.skipIf(!hasTmux)("CLI-42 strata chat in a real terminal (tmux)", () => 
       t.keys("never \\", "Enter");
       await t.until(/^ +…\s*$/m);
       t.keys("C-c");
+      // a paste, then Ctrl-C with half of its last line: all of it goes
+      t.paste("pasted away\nand this");
+      await t.until(/… and this/);
+      t.keys("C-c");
+      // Ctrl-C with the cursor inside the line throws the whole line away
+      t.keys("abc", "Left", "Left");
+      await sleep(200);
+      t.keys("C-c");
+      await sleep(200);
       t.keys("/exit", "Enter");
       await t.until(/EXIT=\d+/);
     } finally {
@@ -241,6 +270,16 @@ describe.skipIf(!hasTmux)("CLI-42 strata chat in a real terminal (tmux)", () => 
       await t.until(/EXIT=0/);
     } finally {
       t.close();
+    }
+    // Esc leaves the picker (resume with no session): exit 0, nothing resumed
+    const esc = pane(dir, `${process.execPath} ${BIN} resume`);
+    try {
+      await esc.until(/session to resume/);
+      esc.keys("Escape");
+      await esc.until(/EXIT=0/);
+      expect(esc.screen()).not.toMatch(/resuming/);
+    } finally {
+      esc.close();
     }
   }, 120_000);
 });

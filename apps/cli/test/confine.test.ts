@@ -83,3 +83,25 @@ describe("CLI-29 recorded paths are not followed out of the workspace", () => {
     }
   }, 120_000);
 });
+
+describe("CLI-29 a branch's name never leads its working directory out of the database's", () => {
+  it("fork --name with a '..' (or '.', or empty) part is refused before anything is written; the store refuses it too", async () => {
+    const dir = tempDir();
+    const model = script(dir, "m", [{ text: "Hello." }]);
+    expect((await strata(dir, ["chat", "--model", model], { input: "hi\n" })).code).toBe(0);
+    for (const name of ["a/../../../../escape", "a/./b", "a//b", "a/", "x/.."]) {
+      const r = await strata(dir, ["fork", "@last@3", "--name", name]);
+      expect(r.code, name).toBe(2);
+      expect(r.stderr).toMatch(/is not a branch name: .*no empty, "\." or "\.\." part between slashes/);
+    }
+    // the same names through the store's API: bad-input, nothing written
+    const store = openStore(join(dir, ".strata", "strata.db"));
+    const [s] = store.listSessions();
+    const before = store.branches(s?.id as never).length;
+    expect(() => store.fork(s?.id as never, 3 as never, "a/../b")).toThrow(/no empty, "\." or "\.\." part between slashes/);
+    expect(store.branches(s?.id as never)).toHaveLength(before);
+    store.close();
+    // a fine name with slashes and dots still works
+    expect((await strata(dir, ["fork", "@last@3", "--name", "try/v1.2"])).code).toBe(0);
+  }, 120_000);
+});

@@ -52,7 +52,7 @@ export function checkBranchName(name: unknown): void {
   if (typeof name !== "string" || !BRANCH_NAME.test(name))
     throw new StoreError(
       "bad-input",
-      `branch name ${typeof name === "string" ? JSON.stringify(name) : show(name)} is not allowed: use letters, digits, ".", "_", "/", "-" (no "@" or "~"), at most 100`,
+      `branch name ${typeof name === "string" ? JSON.stringify(name) : show(name)} is not allowed: use letters, digits, ".", "_", "/", "-" (no "@" or "~"; no empty, "." or ".." part between slashes), at most 100`,
     );
 }
 

@@ -32,5 +32,9 @@ export function newSessionId(now = Date.now()): SessionId {
   return (head + tail) as SessionId;
 }
 
-/** Branch names: letters, digits, and `. _ / -`, starting with a letter or digit; no `@` or `~`. */
-export const BRANCH_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;
+/**
+ * Branch names: letters, digits, and `. _ / -`, starting with a letter or digit; no `@` or `~`;
+ * `/` separates parts, none of them empty, `.` or `..` (a branch's name is also the path of its
+ * working directory under the database's, which it must never leave).
+ */
+export const BRANCH_NAME = /^(?!.*\/\.{1,2}(?:\/|$))(?!.*\/\/)(?!.*\/$)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;

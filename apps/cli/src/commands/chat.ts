@@ -47,6 +47,56 @@ const SLASH: readonly (readonly [string, string])[] = [
   ["/exit", "leave (the session stays: strata chat -c comes back to it)"],
 ];
 
+/** What each slash command takes: how many words besides options, and its options (those that take a value end in `=`). */
+const TAKES: Readonly<
+  Record<string, { readonly words: readonly [number, number]; readonly options: readonly string[]; readonly usage: string }>
+> = {
+  help: { words: [0, 0], options: [], usage: "/help" },
+  exit: { words: [0, 0], options: [], usage: "/exit" },
+  quit: { words: [0, 0], options: [], usage: "/exit" },
+  q: { words: [0, 0], options: [], usage: "/exit" },
+  session: { words: [0, 0], options: [], usage: "/session" },
+  branches: { words: [0, 0], options: [], usage: "/branches" },
+  fork: { words: [0, 1], options: [], usage: "/fork [NAME]" },
+  switch: { words: [1, 1], options: [], usage: "/switch BRANCH" },
+  rewind: { words: [1, 1], options: ["--force"], usage: "/rewind EVENT [--force] (EVENT: an id, or head~N; /log lists them)" },
+  undo: { words: [0, 0], options: ["--force"], usage: "/undo [--force]" },
+  prompt: { words: [0, 0], options: ["--at="], usage: "/prompt [--at EVENT]" },
+  diff: { words: [0, 2], options: [], usage: "/diff [EVENT]" },
+  tree: { words: [0, 0], options: ["--select=", "--depth="], usage: "/tree [--select CSS] [--depth N]" },
+  files: { words: [0, 0], options: [], usage: "/files" },
+  log: { words: [0, 0], options: ["--limit=", "--label="], usage: "/log [--limit N] [--label LABEL]" },
+};
+
+/** What is wrong with a slash command's words, or undefined (an unknown command is the dispatcher's to say). */
+export function argumentsWrong(name: string, rest: readonly string[]): string | undefined {
+  const takes = TAKES[name];
+  if (takes === undefined) return undefined;
+  let count = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i] as string;
+    if (w.startsWith("--")) {
+      const [flag = "", inline] = w.split(/=(.*)/s, 2);
+      if (takes.options.includes(flag)) {
+        if (inline !== undefined) return `${flag} takes no value: ${takes.usage}`;
+        continue;
+      }
+      if (takes.options.includes(`${flag}=`)) {
+        if (inline === undefined && (i + 1 >= rest.length || (rest[i + 1] as string).startsWith("--")))
+          return `${flag} needs a value: ${takes.usage}`;
+        if (inline === undefined) i++;
+        continue;
+      }
+      return `/${name} has no option ${flag}: ${takes.usage}`;
+    }
+    count++;
+  }
+  const [min, max] = takes.words;
+  if (count < min || count > max)
+    return `/${name} takes ${max === 0 ? "no argument" : min === max ? `${min} argument${min === 1 ? "" : "s"}` : `at most ${max}`}${takes.options.length > 0 ? " besides its options" : ""}, got ${count}: ${takes.usage}`;
+  return undefined;
+}
+
 /** The words of a slash command: spaces separate them, quotes group them. */
 export function words(line: string): string[] {
   const out: string[] = [];
@@ -195,6 +245,11 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
     });
   }
 
+  /** Empties the line being edited (readline's Ctrl-E then Ctrl-U: to its end, then all before the cursor). */
+  const clearLine = (): void => {
+    rl.write(null, { ctrl: true, name: "e" });
+    rl.write(null, { ctrl: true, name: "u" });
+  };
   const onInterrupt = (): void => {
     if (turn !== undefined) {
       interrupts++;
@@ -208,18 +263,19 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
       turn.abort();
       return;
     }
-    if (rl.line !== "") {
-      // a line being typed: Ctrl-C throws it away
-      rl.write(null, { ctrl: true, name: "u" });
-      idleInterrupt = false;
-      return;
-    }
     if (continued.length > 0) {
-      // a message of several lines being written: Ctrl-C throws all of it away
+      // a message of several lines being written: Ctrl-C throws all of it away, this line too
       continued.length = 0;
+      clearLine();
       idleInterrupt = false;
       out.write("\n");
       prompt();
+      return;
+    }
+    if (rl.line !== "") {
+      // a line being typed: Ctrl-C throws it away, wherever the cursor is
+      clearLine();
+      idleInterrupt = false;
       return;
     }
     if (idleInterrupt) {
@@ -322,6 +378,11 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
   const slash = async (line: string): Promise<boolean> => {
     const [cmd = "", ...rest] = words(line.slice(1));
     const name = cmd.toLowerCase();
+    const wrong = argumentsWrong(name, rest);
+    if (wrong !== undefined) {
+      out.error(`${out.paint("red", "strata:")} ${wrong} (/help lists the commands)`);
+      return true;
+    }
     if (name === "exit" || name === "quit" || name === "q") return false;
     if (name === "help" || name === "?" || name === "") {
       const width = Math.max(...SLASH.map(([u]) => u.length));
