@@ -177,6 +177,11 @@ export function columns(rows: readonly (readonly string[])[]): string[] {
 }
 
 /** `2026-11-29 23:05:12` in UTC; a time no Date can hold is shown as such instead of throwing. */
+/** `n` and the noun, plural unless n is 1: "1 step", "3 steps". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 export function time(ms: number): string {
   const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? `(time ${ms}?)` : d.toISOString().slice(0, 19).replace("T", " ");

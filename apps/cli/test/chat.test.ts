@@ -65,7 +65,7 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     const dir = tempDir();
     const model = chatScript(dir);
     const r = await strata(dir, ["chat", "--model", model], {
-      input: "hi\n/undo bogus\n/prompt 6\n/log --json\n/tree --depth\n/exit now\n/branches\n",
+      input: "hi\n/undo bogus\n/prompt 6\n/log --json\n/tree --depth\n/exit now\n/diff zzz\n/branches\n",
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\/undo takes no argument besides its options, got 1: \/undo \[--force\]/);
@@ -73,6 +73,10 @@ describe("CLI-42 strata chat, scripted through stdin", () => {
     expect(r.stderr).toMatch(/\/log has no option --json/);
     expect(r.stderr).toMatch(/--depth needs a value/);
     expect(r.stderr).toMatch(/\/exit takes no argument, got 1/);
+    expect(r.stderr).toMatch(
+      /\/diff takes an EVENT of this branch \(an id, or head~N; \/log lists them\), or two addresses \(S@E S@E\), got "zzz"/,
+    );
+    expect(r.stdout).toMatch(/\(1 step, 0 calls, \d+ tokens · event \d+\)/);
     expect(r.stdout).toMatch(/BRANCH\s+HEAD/); // the chat went on after them
     expect(r.stdout).not.toMatch(/rewound/);
     const branches = await strata(dir, ["branches", "@last", "-q"]);

@@ -30,7 +30,7 @@ import type { Context } from "../context.ts";
 import { DEMO_TASK } from "../demo.ts";
 import { CliError, EXIT, UsageError } from "../errors.ts";
 import { acquireLease, type Lease } from "../lease.ts";
-import type { Out } from "../output.ts";
+import { count, type Out } from "../output.ts";
 import type { AnySession } from "../port.ts";
 import { reporter } from "../reporter.ts";
 import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
@@ -174,7 +174,7 @@ async function drive(
   }
   const colour = code === 0 ? "green" : "red";
   out.line(
-    `${out.paint(colour, "■")} ${out.paint("bold", result.stop)}${result.detail ? ` — ${oneLine(result.detail, 120)}` : ""}  ${out.paint("dim", `(${result.steps} steps, ${result.calls} calls, ${result.effective} executed, ${result.tokens} tokens)`)}`,
+    `${out.paint(colour, "■")} ${out.paint("bold", result.stop)}${result.detail ? ` — ${oneLine(result.detail, 120)}` : ""}  ${out.paint("dim", `(${count(result.steps, "step")}, ${count(result.calls, "call")}, ${result.effective} executed, ${count(result.tokens, "token")})`)}`,
   );
   if (code !== 0) out.note(`resume with: strata resume ${at}`);
   return code;

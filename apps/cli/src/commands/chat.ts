@@ -21,6 +21,7 @@ import { COMMANDS } from "../commands.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, UsageError } from "../errors.ts";
 import { acquireLease, type Lease } from "../lease.ts";
+import { count } from "../output.ts";
 import { parseCommandArgs } from "../parse.ts";
 import type { AnySession } from "../port.ts";
 import { checkRunFlags, type Prepared, prepare } from "../run-inputs.ts";
@@ -72,7 +73,7 @@ const TAKES: Readonly<
 export function argumentsWrong(name: string, rest: readonly string[]): string | undefined {
   const takes = TAKES[name];
   if (takes === undefined) return undefined;
-  let count = 0;
+  let given = 0;
   for (let i = 0; i < rest.length; i++) {
     const w = rest[i] as string;
     if (w.startsWith("--")) {
@@ -89,11 +90,11 @@ export function argumentsWrong(name: string, rest: readonly string[]): string | 
       }
       return `/${name} has no option ${flag}: ${takes.usage}`;
     }
-    count++;
+    given++;
   }
   const [min, max] = takes.words;
-  if (count < min || count > max)
-    return `/${name} takes ${max === 0 ? "no argument" : min === max ? `${min} argument${min === 1 ? "" : "s"}` : `at most ${max}`}${takes.options.length > 0 ? " besides its options" : ""}, got ${count}: ${takes.usage}`;
+  if (given < min || given > max)
+    return `/${name} takes ${max === 0 ? "no argument" : min === max ? `${min} argument${min === 1 ? "" : "s"}` : `at most ${max}`}${takes.options.length > 0 ? " besides its options" : ""}, got ${given}: ${takes.usage}`;
   return undefined;
 }
 
@@ -319,7 +320,10 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
     lastCode = GOOD.has(result.stop) ? EXIT.ok : result.stop === "cancelled" ? EXIT.cancelled : EXIT.failure;
     if (lastCode === EXIT.ok)
       out.info(
-        out.paint("dim", `  (${result.steps} steps, ${result.calls} calls, ${result.tokens} tokens · event ${held.session.head.id})`),
+        out.paint(
+          "dim",
+          `  (${count(result.steps, "step")}, ${count(result.calls, "call")}, ${count(result.tokens, "token")} · event ${held.session.head.id})`,
+        ),
       );
     else
       out.line(
@@ -425,6 +429,12 @@ async function chatCommand(ctx: Context, args: Args): Promise<number> {
           return true;
         }
         let from = rest[0];
+        if (from !== undefined && !/^([0-9]+|head(~[0-9]+)?)$/.test(from)) {
+          out.error(
+            `${out.paint("red", "strata:")} /diff takes an EVENT of this branch (an id, or head~N; /log lists them), or two addresses (S@E S@E), got ${JSON.stringify(from)}`,
+          );
+          return true;
+        }
         if (from === undefined) {
           const m = await lastMessage(store as Store | AsyncStore, h.session.head);
           if (m === undefined) {
