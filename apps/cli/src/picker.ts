@@ -9,7 +9,7 @@
 import { homedir } from "node:os";
 import { emitKeypressEvents } from "node:readline";
 import type { Port } from "@strata/engine";
-import type { EventId, SessionInfo } from "@strata/store";
+import { type EventId, isAsyncStore, type SessionInfo } from "@strata/store";
 import { statusOf, statusText, withOutcome } from "./commands/ls.ts";
 import type { Context } from "./context.ts";
 import { CliError } from "./errors.ts";
@@ -19,8 +19,6 @@ import { oneLine } from "./terminal.ts";
 
 /** At most this many sessions are offered (the most recently active). */
 export const PICK_LIMIT = 500;
-
-const WORKSPACE = "workspace";
 
 export interface PickRow {
   readonly id: string;
@@ -34,36 +32,15 @@ export interface PickRow {
 
 /**
  * The workspace the session's first run recorded (`<settings workspace=…>` of its inputs), if any:
- * read from that one event's ops — the element inserted whole with the attribute, or the
- * attribute set on it by a later op of the same patch (`workspace` is the attribute of no other
- * element the inputs record).
+ * read by `readInputs` from the tree at that event — a few events from genesis, so a small fold.
  */
 async function workspaceOf(store: Port, head: EventId): Promise<string | undefined> {
-  const { decodeEvent } = await import("@strata/engine");
-  const first = await store.firstLabeled(head, "inputs.record");
+  const [{ loadTree, materialize }, { LABEL, readInputs }] = await Promise.all([import("@strata/engine"), import("@strata/agent")]);
+  const first = await store.firstLabeled(head, LABEL.inputsRecord);
   if (first === undefined) return undefined;
-  const e = await store.event(first.id);
-  if (e === undefined) return undefined;
-  let found: string | undefined;
-  const walk = (x: unknown): void => {
-    if (found !== undefined || x === null || typeof x !== "object") return;
-    if (Array.isArray(x) && x[0] === "set" && x[2] === WORKSPACE && typeof x[3] === "string") {
-      found = x[3];
-      return;
-    }
-    const o = x as { tag?: unknown; attrs?: Record<string, unknown> };
-    if (o.tag === "settings" && typeof o.attrs?.[WORKSPACE] === "string") {
-      found = o.attrs[WORKSPACE] as string;
-      return;
-    }
-    for (const v of Array.isArray(x) ? x : Object.values(x)) walk(v);
-  };
-  try {
-    walk(decodeEvent(e));
-  } catch {
-    return undefined;
-  }
-  return found;
+  let tree = await materialize(store, first.id);
+  if (isAsyncStore(store)) tree = await loadTree(tree);
+  return readInputs(tree).settings.workspace;
 }
 
 /** The rows the picker offers, most recently active first. */

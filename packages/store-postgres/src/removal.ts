@@ -10,13 +10,12 @@
 import {
   type CollectOptions,
   type CollectReport,
-  InUse,
   type LeaseInfo,
   type RemovedSession,
   type RemoveOptions,
   type SessionId,
 } from "@strata/store";
-import { leaseOf, notFound, Reach, sessionOf, textRefs } from "@strata/store/backend";
+import { leaseOf, notFound, Reach, refuseDriven, sessionOf } from "@strata/store/backend";
 import type { PgConnection } from "./connection.ts";
 
 /** Rows read per statement (events, snapshots), blobs fetched per statement while tracing, deleted per statement. */
@@ -32,10 +31,6 @@ async function heldLeases(db: PgConnection, s: string, session: SessionId | unde
     session === undefined ? [] : [session],
   );
   return rows.map((r) => leaseOf(r.session as SessionId, r.branch as string, r as never) as LeaseInfo);
-}
-
-function refuseDriven(leases: readonly LeaseInfo[], live: ((holder: LeaseInfo) => boolean) | undefined, what: string): void {
-  for (const holder of leases) if (live === undefined || live(holder) === true) throw new InUse(holder, what);
 }
 
 /** Removes (or counts) session `id`'s rows; to be called inside a write transaction. */

@@ -9,7 +9,7 @@ export { ARGS, WRITES } from "./arg-checks.ts";
 export { badTimestamp, checkBranchName, isTimestamp, notFound, show } from "./checks.ts";
 export { digestBytes } from "./digest.ts";
 export { decodeDirectory } from "./directory.ts";
-export { messageOf } from "./errors.ts";
+export { messageOf, refuseDriven } from "./errors.ts";
 export { hashesIn, Reach, textRefs } from "./reach.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
 export {

@@ -97,6 +97,11 @@ export class InUse extends StoreError {
   }
 }
 
+/** Throws `InUse` for the first held lease `live` judges live (default: any holder is) — both backends' removal and collection. */
+export function refuseDriven(leases: readonly LeaseInfo[], live: ((holder: LeaseInfo) => boolean) | undefined, what: string): void {
+  for (const holder of leases) if (live === undefined || live(holder) === true) throw new InUse(holder, what);
+}
+
 /**
  * An append fenced with a lease token (`append(…, { lease })`) found that the branch's lease is no
  * longer that token: another process took the branch over, or the lease was released. Nothing

@@ -5,8 +5,8 @@
  */
 import type Database from "better-sqlite3";
 import { notFound } from "../checks.ts";
-import { InUse } from "../errors.ts";
-import { Reach, textRefs } from "../reach.ts";
+import { refuseDriven } from "../errors.ts";
+import { Reach } from "../reach.ts";
 import { type LeaseRow, leaseOf, type SessionRow, sessionOf } from "../rows.ts";
 import type { CollectOptions, CollectReport, LeaseInfo, RemovedSession, RemoveOptions, SessionId } from "../types.ts";
 import { SEARCH_VERSION } from "./schema.ts";
@@ -30,11 +30,6 @@ function heldLeases(db: Database.Database, session: SessionId | undefined): Leas
           .all(session)
   ) as (LeaseRow & { session: string; branch: string })[];
   return rows.map((r) => leaseOf(r.session as SessionId, r.branch, r) as LeaseInfo);
-}
-
-/** Throws `InUse` for the first held lease `live` judges live (default: any). */
-function refuseDriven(leases: readonly LeaseInfo[], live: ((holder: LeaseInfo) => boolean) | undefined, what: string): void {
-  for (const holder of leases) if (live === undefined || live(holder) === true) throw new InUse(holder, what);
 }
 
 /**
