@@ -8,6 +8,7 @@
  */
 import { homedir } from "node:os";
 import { emitKeypressEvents } from "node:readline";
+import { LABEL, readInputs } from "@strata/agent";
 import type { Port } from "@strata/engine";
 import { type EventId, isAsyncStore, type SessionInfo } from "@strata/store";
 import { statusOf, statusText, withOutcome } from "./commands/ls.ts";
@@ -35,7 +36,7 @@ export interface PickRow {
  * read by `readInputs` from the tree at that event — a few events from genesis, so a small fold.
  */
 async function workspaceOf(store: Port, head: EventId): Promise<string | undefined> {
-  const [{ loadTree, materialize }, { LABEL, readInputs }] = await Promise.all([import("@strata/engine"), import("@strata/agent")]);
+  const { loadTree, materialize } = await import("@strata/engine");
   const first = await store.firstLabeled(head, LABEL.inputsRecord);
   if (first === undefined) return undefined;
   let tree = await materialize(store, first.id);
