@@ -26,8 +26,23 @@ import { readJsonLines } from "./lines.ts";
 /** The CLI versions this reader knows (IM-10): 1.x and 2.x. */
 const KNOWN_VERSION = /^[12]\.\d+\.\d+/;
 
-/** Parses a Claude Code session file's text. Throws `ImportError` for a version it does not know or a file that is no session. */
-export function parseClaudeCode(text: string, file: string): ForeignSession {
+/**
+ * A sub-agent's transcript of a 2.x session (IM-24): `<session>/subagents/agent-<agentId>.jsonl`,
+ * read with the session, its lines a branch of their own named `agent-<agentId>`.
+ */
+export interface AgentTranscript {
+  /** The path recorded for it (as the session file's is). */
+  readonly path: string;
+  readonly text: string;
+  /** From the file name: `agent-<agentId>.jsonl`. */
+  readonly agentId: string;
+}
+
+/**
+ * Parses a Claude Code session file's text, with the sub-agent transcripts of its directory (2.x).
+ * Throws `ImportError` for a version it does not know (in any of the files) or a file that is no session.
+ */
+export function parseClaudeCode(text: string, file: string, agents: readonly AgentTranscript[] = []): ForeignSession {
   const { records, problems } = readJsonLines(text, file);
   const steps: Step[] = [];
   const aliases = new Map<string, string | null>();
@@ -39,85 +54,113 @@ export function parseClaudeCode(text: string, file: string): ForeignSession {
   let aiTitle: string | undefined;
   let lastModel: string | undefined;
   let sidechains = 0;
-  const bad = (line: number, message: string): void => void problems.push({ file, line, message });
+  /** Task/Agent call id → the agent its result names (`toolUseResult.agentId`). */
+  const agentOfCall = new Map<string, string>();
 
-  for (const { line, value: r } of records) {
-    const type = str(r, "type");
-    const v = str(r, "version");
-    if (v !== undefined) {
-      if (!KNOWN_VERSION.test(v))
-        throw new ImportError(
-          "unknown-version",
-          `${file}:${line}: Claude Code version ${JSON.stringify(v)} is not one strata reads (it reads 1.x and 2.x); nothing was imported — a newer strata may read it`,
-          file,
-        );
-      version ??= v;
-    }
-    sourceId ??= str(r, "sessionId");
-    cwd ??= str(r, "cwd");
-    const uuid = str(r, "uuid");
-    const parentRaw = r.parentUuid;
-    const parent = typeof parentRaw === "string" ? parentRaw : null;
-    const ts = timeOf(r.timestamp);
-    const sidechainRoot = r.isSidechain === true && parent === null;
-    const lineName = sidechainRoot ? `sidechain-${++sidechains}` : undefined;
-    const base = { parent, ts, line, ...(lineName === undefined ? {} : { lineName }) };
-    switch (type) {
-      case "user":
-      case "assistant": {
-        const message = r.message;
-        if (uuid === undefined || !isObject(message)) {
-          bad(line, `a ${type} record without ${uuid === undefined ? "a uuid" : "a message object"}; kept in the source blob only`);
-          if (uuid !== undefined) aliases.set(uuid, parent);
-          continue;
-        }
-        if (type === "user") userSteps(r, message, uuid, base, steps, unmapped, bad);
-        else {
-          const model = str(message, "model");
-          const full = model === undefined ? undefined : `anthropic:${model}`;
-          let stepParent = parent;
-          if (full !== undefined && model !== "<synthetic>" && full !== lastModel) {
-            // A model switch is recorded in the inputs, before the reply that used it.
-            steps.push({ kind: "model", key: `${uuid}#model`, ...base, provider: "anthropic", model: model as string });
-            stepParent = `${uuid}#model`;
-            lastModel = full;
+  const read = (
+    records: readonly { line: number; value: Record<string, unknown> }[],
+    file: string,
+    agent: AgentTranscript | undefined,
+  ): void => {
+    const bad = (line: number, message: string): void => void problems.push({ file, line, message });
+    let agentRoots = 0;
+    for (const { line, value: r } of records) {
+      const type = str(r, "type");
+      const v = str(r, "version");
+      if (v !== undefined) {
+        if (!KNOWN_VERSION.test(v))
+          throw new ImportError(
+            "unknown-version",
+            `${file}:${line}: Claude Code version ${JSON.stringify(v)} is not one strata reads (it reads 1.x and 2.x); nothing was imported — a newer strata may read it`,
+            file,
+          );
+        version ??= v;
+      }
+      sourceId ??= str(r, "sessionId");
+      cwd ??= str(r, "cwd");
+      const uuid = str(r, "uuid");
+      const parentRaw = r.parentUuid;
+      const parent = typeof parentRaw === "string" ? parentRaw : null;
+      const ts = timeOf(r.timestamp);
+      // The root of a sub-agent's transcript is the line `agent-<agentId>`; an inline sidechain (1.x) is numbered.
+      let lineName: string | undefined;
+      if (parent === null && agent !== undefined && (type === "user" || type === "assistant"))
+        lineName = ++agentRoots === 1 ? `agent-${agent.agentId}` : `agent-${agent.agentId}-${agentRoots}`;
+      else if (agent === undefined && r.isSidechain === true && parent === null) lineName = `sidechain-${++sidechains}`;
+      const base = { parent, ts, line, ...(agent === undefined ? {} : { file }), ...(lineName === undefined ? {} : { lineName }) };
+      switch (type) {
+        case "user":
+        case "assistant": {
+          const message = r.message;
+          if (uuid === undefined || !isObject(message)) {
+            bad(line, `a ${type} record without ${uuid === undefined ? "a uuid" : "a message object"}; kept in the source blob only`);
+            if (uuid !== undefined) aliases.set(uuid, parent);
+            continue;
           }
-          const s = assistantStep(r, message, uuid, { ...base, parent: stepParent }, full, unmapped, bad);
-          if (s !== undefined) steps.push(s);
-          else aliases.set(uuid, stepParent);
-        }
-        continue;
-      }
-      case "system": {
-        if (uuid === undefined) {
-          countUnmapped(unmapped, "system");
+          if (type === "user") {
+            userSteps(r, message, uuid, base, steps, unmapped, bad);
+            const res = r.toolUseResult;
+            const agentId = isObject(res) ? str(res, "agentId") : undefined;
+            if (agentId !== undefined && Array.isArray(message.content))
+              for (const b of message.content)
+                if (isObject(b) && b.type === "tool_result" && typeof b.tool_use_id === "string") agentOfCall.set(b.tool_use_id, agentId);
+          } else {
+            const model = str(message, "model");
+            const full = model === undefined ? undefined : `anthropic:${model}`;
+            let stepParent = parent;
+            if (full !== undefined && model !== "<synthetic>" && full !== lastModel) {
+              // A model switch is recorded in the inputs, before the reply that used it.
+              steps.push({ kind: "model", key: `${uuid}#model`, ...base, provider: "anthropic", model: model as string });
+              stepParent = `${uuid}#model`;
+              lastModel = full;
+            }
+            const { lineName: _, ...rest } = base;
+            const s = assistantStep(r, message, uuid, stepParent === parent ? base : { ...rest, parent: stepParent }, full, unmapped, bad);
+            if (s !== undefined) steps.push(s);
+            else aliases.set(uuid, stepParent);
+          }
           continue;
         }
-        // A compaction boundary has no parent of its own: what follows it continues the line before it.
-        const logical = str(r, "logicalParentUuid");
-        aliases.set(uuid, str(r, "subtype") === "compact_boundary" && logical !== undefined ? logical : parent);
-        countUnmapped(unmapped, `system/${str(r, "subtype") ?? "?"}`);
-        continue;
+        case "system": {
+          if (uuid === undefined) {
+            countUnmapped(unmapped, "system");
+            continue;
+          }
+          // A compaction boundary has no parent of its own: what follows it continues the line before it.
+          const logical = str(r, "logicalParentUuid");
+          aliases.set(uuid, str(r, "subtype") === "compact_boundary" && logical !== undefined ? logical : parent);
+          countUnmapped(unmapped, `system/${str(r, "subtype") ?? "?"}`);
+          continue;
+        }
+        case "summary": {
+          const leaf = str(r, "leafUuid");
+          const summary = str(r, "summary");
+          if (agent === undefined && leaf !== undefined && summary !== undefined) summaries.set(leaf, summary);
+          countUnmapped(unmapped, "summary");
+          continue;
+        }
+        case "ai-title":
+          if (agent === undefined) aiTitle = str(r, "aiTitle") ?? aiTitle;
+          countUnmapped(unmapped, "ai-title");
+          continue;
+        default:
+          // progress, attachment, file-history-snapshot, queue-operation, last-prompt, permission-mode,
+          // and types this reader does not know: kept in the source blob only (FORMATS: ignore unknown).
+          if (uuid !== undefined) aliases.set(uuid, parent);
+          countUnmapped(unmapped, type ?? "untyped");
       }
-      case "summary": {
-        const leaf = str(r, "leafUuid");
-        const summary = str(r, "summary");
-        if (leaf !== undefined && summary !== undefined) summaries.set(leaf, summary);
-        countUnmapped(unmapped, "summary");
-        continue;
-      }
-      case "ai-title":
-        aiTitle = str(r, "aiTitle") ?? aiTitle;
-        countUnmapped(unmapped, "ai-title");
-        continue;
-      default:
-        // progress, attachment, file-history-snapshot, queue-operation, last-prompt, permission-mode,
-        // and types this reader does not know: kept in the source blob only (FORMATS: ignore unknown).
-        if (uuid !== undefined) aliases.set(uuid, parent);
-        countUnmapped(unmapped, type ?? "untyped");
     }
+  };
+
+  read(records, file, undefined);
+  const mainSteps = steps.length;
+  for (const agent of agents) {
+    const lines = readJsonLines(agent.text, agent.path);
+    problems.push(...lines.problems);
+    read(lines.records, agent.path, agent);
   }
-  if (steps.length === 0 && version === undefined)
+  linkAgents(steps, agentOfCall, new Set(agents.map((a) => a.agentId)));
+  if (mainSteps === 0 && version === undefined)
     throw new ImportError(
       "not-a-session",
       `${file}: no Claude Code user or assistant record with a version in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Claude Code session file (~/.claude/projects/…/<session>.jsonl)?`,
@@ -125,8 +168,11 @@ export function parseClaudeCode(text: string, file: string): ForeignSession {
     );
   // A summary names a leaf; when that leaf is in this file it titles the session.
   let title = aiTitle;
-  for (let i = steps.length - 1; i >= 0 && title === undefined; i--) title = summaries.get((steps[i] as Step).key);
-  title ??= steps.find((s): s is Extract<Step, { kind: "user" }> => s.kind === "user" && s.origin === undefined)?.text.slice(0, 200);
+  for (let i = mainSteps - 1; i >= 0 && title === undefined; i--) title = summaries.get((steps[i] as Step).key);
+  title ??= steps
+    .slice(0, mainSteps)
+    .find((s): s is Extract<Step, { kind: "user" }> => s.kind === "user" && s.origin === undefined)
+    ?.text.slice(0, 200);
   return {
     from: "claude-code",
     version: version ?? "unknown",
@@ -140,7 +186,23 @@ export function parseClaudeCode(text: string, file: string): ForeignSession {
   };
 }
 
-type Base = { parent: string | null; ts: number | undefined; line: number; lineName?: string };
+type Base = { parent: string | null; ts: number | undefined; line: number; file?: string; lineName?: string };
+
+/**
+ * Names on each Task/Agent call the branch of the sub-agent it ran (`branch="agent-<agentId>"`),
+ * when its result names the agent and the agent's transcript was read.
+ */
+function linkAgents(steps: Step[], agentOfCall: ReadonlyMap<string, string>, read: ReadonlySet<string>): void {
+  if (agentOfCall.size === 0) return;
+  steps.forEach((s, i) => {
+    if (s.kind !== "assistant" || !s.calls.some((c) => read.has(agentOfCall.get(c.id) ?? ""))) return;
+    const calls = s.calls.map((c) => {
+      const agent = agentOfCall.get(c.id);
+      return agent !== undefined && read.has(agent) ? { ...c, links: { ...c.links, branch: `agent-${agent}` } } : c;
+    });
+    steps[i] = { ...s, calls };
+  });
+}
 
 function userSteps(
   r: Record<string, unknown>,
@@ -184,7 +246,9 @@ function userSteps(
       return;
     }
     steps.push({ kind: "results", key: `${uuid}#results`, ...base, results });
-    steps.push({ kind: "user", key: uuid, ...base, parent: `${uuid}#results`, text, ...(origin === undefined ? {} : { origin }) });
+    // The line (if this record starts one) starts at the results; the text follows them on it.
+    const { lineName: _, ...rest } = base;
+    steps.push({ kind: "user", key: uuid, ...rest, parent: `${uuid}#results`, text, ...(origin === undefined ? {} : { origin }) });
     return;
   }
   steps.push({ kind: "user", key: uuid, ...base, text, ...(origin === undefined ? {} : { origin }) });

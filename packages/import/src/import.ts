@@ -4,11 +4,11 @@
  * what is stored as it was, and a file already imported (the same sha256) creates nothing.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { exportBundle, importBundleInto } from "@strata/engine";
 import { type AsyncStore, openStore, type SessionId, type SessionInfo, type Store } from "@strata/store";
-import { parseClaudeCode } from "./claude-code.ts";
+import { type AgentTranscript, parseClaudeCode } from "./claude-code.ts";
 import { parseCodex } from "./codex.ts";
 import { FORMATS, type ForeignSession, type Format, ImportError, type ImportErrorCode, type ImportProblem } from "./foreign.ts";
 import { findOpenCode } from "./opencode-sources.ts";
@@ -181,9 +181,11 @@ function findAll(from: Format, path: string): { sources: Source[]; problems: Imp
       `importing ${from} sessions is not built yet (strata imports ${Object.keys(JSONL).join(", ")} sessions); nothing was imported from ${path}`,
       path,
     );
-  const files = isDir ? jsonlFiles(path) : [path];
-  if (isDir && files.length === 0)
+  const found = isDir ? jsonlFiles(path) : [path];
+  if (isDir && found.length === 0)
     throw new ImportError("not-a-session", `${path} holds no .jsonl file; give a ${from} session file or a directory of them`, path);
+  if (from === "claude-code") return { sources: claudeCodeSources(found), problems: [] };
+  const files = found;
   const sources = files.map((file): Source => {
     const bytes = readSource(file);
     const text = bytes.toString("utf8");
@@ -191,6 +193,79 @@ function findAll(from: Format, path: string): { sources: Source[]; problems: Imp
     return { file: shown, sha256: sha256(bytes), files: [{ path: shown, text }], parse: () => parse(text, shown) };
   });
   return { sources, problems: [] };
+}
+
+/**
+ * Claude Code sources (IM-24): each session file with what a 2.x session keeps in the directory
+ * of its name beside it — sub-agent transcripts (`subagents/agent-<agentId>.jsonl`, read as
+ * branches of the session, and their `.meta.json`) and saved large outputs (`tool-results/*`,
+ * kept verbatim). A transcript found that way is part of its session, never a session of its own;
+ * one given by itself (or with no session file beside its directory) is one.
+ */
+function claudeCodeSources(found: readonly string[]): Source[] {
+  const withDir = found.map((file) => ({ file, parts: sessionDirFiles(file) }));
+  const owned = new Set(withDir.flatMap((f) => f.parts.map((p) => p.path)));
+  return withDir
+    .filter((f) => !owned.has(f.file))
+    .map(({ file, parts }): Source => {
+      const bytes = readSource(file);
+      const text = bytes.toString("utf8");
+      const read = parts.map((p) => ({ ...p, bytes: readSource(p.path) }));
+      const agents: AgentTranscript[] = read
+        .filter((p) => p.agentId !== undefined)
+        .map((p) => ({ path: p.path, text: p.bytes.toString("utf8"), agentId: p.agentId as string }));
+      return {
+        file,
+        sha256: read.length === 0 ? sha256(bytes) : sha256Of(file, bytes, read),
+        files: [{ path: file, text }, ...read.map((p) => ({ path: p.path, text: p.bytes.toString("utf8") }))],
+        parse: () => parseClaudeCode(text, file, agents),
+      };
+    });
+}
+
+/** The files of a 2.x session's directory (`<dir>/<session>/` beside `<dir>/<session>.jsonl`), sorted; sub-agent transcripts with their agent id. */
+function sessionDirFiles(file: string): { path: string; agentId?: string }[] {
+  if (!file.endsWith(".jsonl")) return [];
+  const dir = join(dirname(file), basename(file, ".jsonl"));
+  const out: { path: string; agentId?: string }[] = [];
+  const agents = join(dir, "subagents");
+  for (const name of listFiles(agents)) {
+    const m = /^agent-(.+)\.jsonl$/.exec(name);
+    out.push(m === null ? { path: join(agents, name) } : { path: join(agents, name), agentId: branchPart(m[1] as string) });
+  }
+  const results = join(dir, "tool-results");
+  for (const name of listFiles(results)) out.push({ path: join(results, name) });
+  return out;
+}
+
+/** The names of the files in `dir`, sorted; none when it is not a directory. */
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort();
+  } catch (e) {
+    throw new ImportError("unreadable", `cannot read ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, dir);
+  }
+}
+
+/** An agent id as part of a branch name: letters, digits, `.`, `_` and `-` (others become `-`), at most 80. */
+function branchPart(id: string): string {
+  const clean = id.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80);
+  return /^[A-Za-z0-9]/.test(clean) ? clean : `x${clean}`.slice(0, 80);
+}
+
+/**
+ * The sha256 of a session file with the files of its directory (IM-24): the file's bytes, then
+ * for each part its path relative to the file's directory, its length and its bytes — so adding,
+ * removing or changing any of them is a new source, and the same set is the same source.
+ */
+function sha256Of(file: string, bytes: Buffer, parts: readonly { path: string; bytes: Buffer }[]): string {
+  const h = createHash("sha256").update(bytes);
+  for (const p of parts) h.update(`\u0000${relative(dirname(file), p.path)}\u0000${p.bytes.length}\u0000`).update(p.bytes);
+  return h.digest("hex");
 }
 
 function readSource(file: string): Buffer {

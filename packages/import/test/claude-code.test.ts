@@ -4,15 +4,16 @@
  * thinking, a meta line, an edit that forks, an API error, an inline sidechain, a compaction, and
  * bookkeeping records) and two small broken ones.
  */
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ATTR, CALL, renderPrompt, TAG, TURN } from "@strata/agent";
 import { type Element, toXml } from "@strata/dom";
 import { bodyOf, metaOf, Session } from "@strata/engine";
+import type { SessionId } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256 } from "../src/import.ts";
 import { IMPORT, ImportError, importForeign, parseClaudeCode } from "../src/index.ts";
-import { checkImported, cleanup, FIXTURES, tempStore } from "./helpers.ts";
+import { checkImported, cleanup, FIXTURES, tempDir, tempStore } from "./helpers.ts";
 
 const DIR = join(FIXTURES, "claude-code");
 const FILE = join(DIR, "session.jsonl");
@@ -213,5 +214,127 @@ describe("Claude Code", () => {
     const { session } = Session.open(store, id);
     expect(renderPrompt(session).system).toBe("");
     session.close();
+  });
+});
+
+/**
+ * A 2.x session with the directory of its name beside it (IM-24): a sub-agent's transcript in
+ * `subagents/agent-<agentId>.jsonl` (and its `.meta.json`), and a large output saved in
+ * `tool-results/` (`fixtures/foreign/claude-code-agents/`).
+ */
+describe("Claude Code 2.x: sub-agent transcripts and saved outputs", () => {
+  const AGENTS = join(FIXTURES, "claude-code-agents");
+  const SID = "33333333-4444-4555-8666-777777777777";
+  const MAIN = join(AGENTS, `${SID}.jsonl`);
+  const AGENT = join(AGENTS, SID, "subagents", "agent-a7c1e09.jsonl");
+  const META = join(AGENTS, SID, "subagents", "agent-a7c1e09.meta.json");
+  const SAVED = join(AGENTS, SID, "tool-results", "toolu_b2.txt");
+
+  /** A copy of the fixture's files in a temp directory, to change one of them. */
+  function copyFixture(): { dir: string; main: string; agent: string } {
+    const dir = tempDir();
+    cpSync(AGENTS, dir, { recursive: true });
+    return { dir, main: join(dir, `${SID}.jsonl`), agent: join(dir, SID, "subagents", "agent-a7c1e09.jsonl") };
+  }
+
+  it("IM-24 a directory of sessions: the transcript is a branch of its session, not a session of its own", () => {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: AGENTS });
+    expect(report.problems).toEqual([]);
+    expect(report.failed).toEqual([]);
+    expect(report.sessions.map((s) => s.file)).toEqual([MAIN]);
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    expect(
+      session
+        .branches()
+        .map((b) => b.name)
+        .sort(),
+    ).toEqual(["agent-a7c1e09", "main"]);
+    // The Agent call names the branch of the run it started.
+    const calls = turns(bodyOf(session.tree)).flatMap((t) => t.children.filter((c) => c.tag === TAG.call));
+    const agentCall = calls.find((c) => c.attrs[ATTR.tool] === "Agent") as Element;
+    expect(agentCall.attrs).toMatchObject({ id: "toolu_a1", status: CALL.executed, branch: "agent-a7c1e09" });
+    expect(calls.find((c) => c.attrs[ATTR.tool] === "Bash")?.attrs.branch).toBeUndefined();
+    // The branch holds the sub-agent's own conversation (it sees only its own history), each element naming its file and line.
+    const { session: side } = Session.open(store, id, { branch: "agent-a7c1e09" });
+    expect(renderPrompt(side).messages.map((m) => m.content)).toEqual([
+      "Count lines in notes/",
+      "",
+      "3 notes/a.md\n4 notes/b.md\n7 total",
+      "7 lines in total.",
+    ]);
+    const sideTurns = turns(bodyOf(side.tree));
+    expect(sideTurns.map((t) => [t.attrs.file, t.attrs.line])).toEqual([
+      [AGENT, "1"],
+      [AGENT, "2"],
+      [AGENT, "4"],
+    ]);
+    expect(sideTurns[1]?.attrs[ATTR.model]).toBe("anthropic:claude-haiku-4-5-20251001");
+    // Main's own turns name no other file.
+    expect(turns(bodyOf(session.tree)).every((t) => t.attrs.file === undefined)).toBe(true);
+    expect(checkImported(store, id)).toBeGreaterThan(8);
+    side.close();
+    session.close();
+  });
+
+  it("IM-24 IM-3 every file of the session's directory is kept byte for byte, and the output the model saw is the preview", () => {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: MAIN });
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    const rec = metaOf(session.tree).children.find((c) => c.tag === IMPORT.tag) as Element;
+    const sources = rec.children.filter((c) => c.attrs.kind === IMPORT.sourceDiag);
+    expect(sources.map((s) => s.attrs.path)).toEqual([MAIN, AGENT, META, SAVED]);
+    for (const s of sources) expect(store.getBlob(s.attrs.hash as string)?.equals(readFileSync(s.attrs.path as string))).toBe(true);
+    const bash = turns(bodyOf(session.tree))
+      .flatMap((t) => t.children)
+      .find((c) => c.tag === TAG.call && c.attrs[ATTR.tool] === "Bash") as Element;
+    const result = bash.children.find((c) => c.tag === TAG.result)?.text as string;
+    expect(result).toMatch(/^<persisted-output>\nOutput too large/);
+    expect(result).not.toContain("log line 400");
+    session.close();
+  });
+
+  it("IM-24 IM-9 the source is the file with its directory: the same set is skipped, a changed transcript is a new source", () => {
+    const { dir, main, agent } = copyFixture();
+    const store = tempStore();
+    const first = importForeign(store, { from: "claude-code", path: main });
+    expect(first.sessions).toHaveLength(1);
+    const sha = store.getSession(first.sessions[0]?.session as SessionId)?.metadata as { import: { sha256: string } };
+    expect(sha.import.sha256).not.toBe(sha256(readFileSync(main)));
+    // The directory holding it, or the file again: the same source, nothing created.
+    expect(importForeign(store, { from: "claude-code", path: dir }).skipped.map((s) => s.file)).toEqual([main]);
+    expect(importForeign(store, { from: "claude-code", path: main }).skipped).toHaveLength(1);
+    // One more line in the transcript: a new source.
+    writeFileSync(agent, `${readFileSync(agent, "utf8")}${readFileSync(agent, "utf8").split("\n")[0]?.replace('"a-1"', '"a-9"')}\n`);
+    const again = importForeign(store, { from: "claude-code", path: main });
+    expect(again.sessions).toHaveLength(1);
+    expect(store.listSessions()).toHaveLength(2);
+  });
+
+  it("IM-24 a transcript given by itself is a session of its own (a line of the sub-agent)", () => {
+    const store = tempStore();
+    const r = importForeign(store, { from: "claude-code", path: AGENT });
+    expect(r.sessions.map((s) => s.file)).toEqual([AGENT]);
+    const { session } = Session.open(store, r.sessions[0]?.session as SessionId);
+    expect(session.branches().map((b) => b.name)).toContain("sidechain-1");
+    session.close();
+  });
+
+  it("IM-24 IM-5 IM-10 a malformed line of a transcript is a problem naming its file; an unknown version there fails the source", () => {
+    const { main, agent } = copyFixture();
+    const text = readFileSync(agent, "utf8");
+    writeFileSync(agent, text.replace(/\n/, "\n{not json\n"));
+    const store = tempStore();
+    const r = importForeign(store, { from: "claude-code", path: main });
+    expect(r.problems).toEqual([{ file: agent, line: 2, message: expect.stringMatching(/not JSON/) }]);
+    expect(r.sessions).toHaveLength(1);
+    const other = tempStore();
+    writeFileSync(agent, text.replace(/"version": "2\.1\.20"/, '"version": "9.0.0"'));
+    const bad = importForeign(other, { from: "claude-code", path: main });
+    expect(bad.sessions).toEqual([]);
+    expect(bad.failed).toEqual([{ file: main, code: "unknown-version", message: expect.stringContaining(`${agent}:1`) }]);
+    expect(other.listSessions()).toEqual([]);
   });
 });
