@@ -2,7 +2,7 @@
  * Writes a store fixture of the schema version this build writes: `fixtures/store/v<N>.db`, a
  * small store that the tests open forever after (ST-4) — two sessions, a fork, a rewind (its old
  * head kept as a branch), a blob-sized payload, labels and causes both set and null, and snapshots
- * whose page lists have empty pages. Run once per schema version; an existing fixture is never
+ * whose page lists have empty pages, searchable text given and (schema 5 on) derived from a payload. Run once per schema version; an existing fixture is never
  * rewritten (`v1.db` was written by an earlier version of this script: one session, a format-1
  * snapshot).
  *
@@ -10,7 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
-import { type EventId, type EventMeta, openStore, SCHEMA_VERSION } from "@strata/store";
+import { type EventId, type EventMeta, openStore, registerSearchText, SCHEMA_VERSION } from "@strata/store";
 
 const path = process.argv[2] ?? `fixtures/store/v${SCHEMA_VERSION}.db`;
 if (basename(path) !== `v${SCHEMA_VERSION}.db`) {
@@ -61,6 +61,17 @@ const b = store.createSession({ title: null, genesis: { kind: "genesis@1", data:
 store.append(b.session.id, "main", b.genesis.id, [
   { kind: "patch@1", label: "only", by: "user", data: '{"unicode":"é ✓ 𝄞"}', search: "décisions ✓ 𝄞 and open questions" },
   { kind: "patch@1", data: "" },
+]);
+// Searchable text derived from the payload (SE-8, schema 5 on): indexed with no copy of it kept.
+registerSearchText("note@1", (data) => (JSON.parse(data) as { text: string }).text);
+store.append(b.session.id, "main", store.branch(b.session.id, "main")?.head as EventId, [
+  {
+    kind: "note@1",
+    label: "derived",
+    data: '{"text":"a derived text found again from its payload"}',
+    search: "a derived text found again from its payload",
+    searchDerived: true,
+  },
 ]);
 console.log(`wrote ${path} (schema ${SCHEMA_VERSION}): sessions ${a.session.id} and ${b.session.id}, head of main ${head}`);
 store.close();

@@ -63,7 +63,14 @@ export function importBundle(store: Store, bundle: Bundle, options: ImportBundle
 
 function input(e: BundleEvent): EventInput {
   const search = searchTextOfPayload(e.kind, e.data);
-  return { kind: e.kind, label: e.label, by: e.by, ts: e.ts, data: e.data, ...(search === undefined ? {} : { search }) };
+  return {
+    kind: e.kind,
+    label: e.label,
+    by: e.by,
+    ts: e.ts,
+    data: e.data,
+    ...(search === undefined ? {} : { search, searchDerived: true }),
+  };
 }
 
 function write(store: Store, bundle: Bundle, facts: BundleFacts, options: ImportBundleOptions): ImportReport {

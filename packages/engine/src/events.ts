@@ -17,7 +17,7 @@ import {
   skeletonTree,
   type Tree,
 } from "@strata/dom";
-import type { StoredEvent } from "@strata/store";
+import { registerSearchText, type StoredEvent } from "@strata/store";
 import { EngineError } from "./errors.ts";
 
 /** The first event of every session: the fixed skeleton. */
@@ -102,6 +102,9 @@ export function searchTextOfPayload(kind: string, data: string): string | undefi
     return undefined;
   }
 }
+
+// SE-8: a store may index a patch's text without keeping a copy of it, and derive it from the payload again for a snippet.
+registerSearchText(PATCH_KIND, (data) => searchTextOfPayload(PATCH_KIND, data));
 
 /** Decodes and validates a stored event's payload; throws `EngineError` saying which event and why. */
 export function decodeEvent(e: Pick<StoredEvent, "id" | "kind" | "data">): DecodedEvent {

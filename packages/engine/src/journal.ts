@@ -474,7 +474,8 @@ export class Journal {
             by: i.by ?? null,
             ts: i.ts,
             data: encodePatch(ops),
-            ...(search === undefined ? {} : { search }),
+            // SE-8: the store may keep no copy of it: it is what events.ts registers for patch@1.
+            ...(search === undefined ? {} : { search, searchDerived: true }),
           };
         }),
         this.#lease === undefined ? undefined : { lease: this.#lease },

@@ -33,10 +33,10 @@ function* backlogSteps(store: Port, options: IndexBacklogOptions): Generator<unk
     const ids: EventId[] = [];
     for (let id = left; id > low; id--) ids.push(id as EventId);
     const events = yield* value(store.events(ids));
-    const entries: { event: EventId; text: string }[] = [];
+    const entries: { event: EventId; text: string; derived: true }[] = [];
     for (const e of events) {
       const text = searchTextOfPayload(e.kind, e.data);
-      if (text !== undefined) entries.push({ event: e.id, text });
+      if (text !== undefined) entries.push({ event: e.id, text, derived: true });
     }
     yield* value(store.indexSearch(entries, low));
     indexed += entries.length;

@@ -7,10 +7,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nodeId } from "@strata/dom";
+import { nodeId, OP_KINDS, type Op } from "@strata/dom";
 import { openStore, type SqliteStore } from "@strata/store";
 import { describe, expect, it } from "vitest";
-import { MAX_SEARCH_CHARS, searchTextOf, searchTextOfPayload } from "../src/events.ts";
+import { encodePatch, MAX_SEARCH_CHARS, PATCH_KIND, searchTextOf, searchTextOfPayload } from "../src/events.ts";
 import { indexSearchBacklog, Session } from "../src/index.ts";
 import { PORTS } from "./ports.ts";
 
@@ -66,6 +66,42 @@ describe("SE-2 searchTextOf", () => {
     expect(searchTextOfPayload("genesis@1", "{}")).toBeUndefined();
     expect(searchTextOfPayload("patch@1", "not json")).toBeUndefined();
     expect(searchTextOfPayload("patch@1", JSON.stringify({ ops: [["append", 4, "hi"]] }))).toBe("hi");
+  });
+});
+
+describe("SE-8 the store keeps no copy of a commit's searchable text", () => {
+  it("for every op kind, the text a commit gives the store is what the function registered for patch@1 derives from the payload", () => {
+    const every: Op[] = [
+      ["ins", n(3), null, { tag: "call", attrs: { tool: "grep", path: "src/a.ts" }, children: [{ tag: "args", text: "needle" }] }],
+      ["set", n(5), "path", "docs/b.md"],
+      ["set", n(5), "k", null],
+      ["text", n(9), "replaced words"],
+      ["append", n(9), " and more"],
+      ["mv", n(6), n(7), null],
+      ["rm", n(4)],
+      ["set", 0, "hwm", "20"],
+    ];
+    expect(new Set(every.map((op) => op[0]))).toEqual(new Set(OP_KINDS));
+    for (let i = 0; i < every.length; i++)
+      for (const ops of [[every[i] as Op], every.slice(0, i + 1), every.slice(i)])
+        expect(searchTextOfPayload(PATCH_KIND, encodePatch(ops))).toBe(searchTextOf(ops));
+  });
+
+  it("a session's commits leave no text in search_text, and every hit's snippet is derived again from its payload", () => {
+    const dir = mkdtempSync(join(tmpdir(), "strata-se7-"));
+    const store = openStore(join(dir, "s.db")) as SqliteStore;
+    const s = Session.create(store);
+    for (let i = 0; i < 300; i++)
+      s.commit((d) => {
+        const t = d.appendChild(n(3), { tag: "turn", attrs: { role: "assistant" } });
+        d.appendChild(t, { tag: "text", text: `answer number a${i} about the quarterly figures` });
+      });
+    store.flushSearch();
+    expect(store.database.prepare("SELECT count(*) FROM search_text").pluck().get()).toBe(0);
+    expect(store.search({ text: "a7 quarterly" }).map((h) => h.snippet)).toEqual(["answer number a7 about the quarterly figures"]);
+    expect(store.search({ text: "a299" }).map((h) => h.snippet)).toEqual(["answer number a299 about the quarterly figures"]);
+    s.close();
+    store.close();
   });
 });
 

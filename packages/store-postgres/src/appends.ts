@@ -9,7 +9,7 @@
  * transaction. Digests are computed before a statement is sent.
  */
 import { type BranchInfo, type EventId, type EventInput, type EventMeta, HeadConflict, LeaseLost, type SessionId } from "@strata/store";
-import { branchOf, digestBytes, leaseOf, notFound } from "@strata/store/backend";
+import { branchOf, digestBytes, keptSearchText, leaseOf, notFound } from "@strata/store/backend";
 import type { PgConnection } from "./connection.ts";
 import { branchCols, tipKey } from "./rows.ts";
 import { indexWords, TSV } from "./schema.ts";
@@ -99,7 +99,7 @@ export class PgAppends {
           : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $11 AND branch = $12 AND token = $13 AND owner IS NOT NULL FOR SHARE)`;
       const values: unknown[] = [tip.segment, depth, tip.id, e.kind, label, by, ts, digest, null, e.data, session, branch];
       if (lease !== undefined) values.push(lease);
-      values.push(e.search ?? null, indexWords(e.search));
+      values.push(keptSearchText(e), indexWords(e.search));
       const sp = `$${values.length - 1}`;
       const row = await this.#db.one<{ id: number }>(
         `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
@@ -152,7 +152,7 @@ export class PgAppends {
         ? ""
         : `AND EXISTS (SELECT 1 FROM ${s}.leases WHERE session = $1 AND branch = $2 AND token = $12 AND owner IS NOT NULL FOR SHARE)`;
     if (lease !== undefined) values.push(lease);
-    values.push(e.search ?? null, indexWords(e.search));
+    values.push(keptSearchText(e), indexWords(e.search));
     const sp = `$${values.length - 1}`;
     const row = await this.#db.one<{ id: number; segment: number }>(
       `WITH b AS (SELECT 1 FROM ${s}.branches WHERE session = $1 AND name = $2 AND head = $3 ${fenced} FOR UPDATE),
@@ -238,7 +238,7 @@ export class PgAppends {
       digest = digestBytes(digest, ev.kind, label, by, ts, ev.data);
       const [blob, data] = await this.payload(ev.data);
       depth++;
-      const row = [segment, depth, ev.kind, label, by, ts, digest, blob, data, ev.search ?? null, indexWords(ev.search)];
+      const row = [segment, depth, ev.kind, label, by, ts, digest, blob, data, keptSearchText(ev), indexWords(ev.search)];
       for (const [k, v] of row.entries()) (cols[k] as unknown[]).push(v);
       out.push({ id: 0 as EventId, session, prior: null, depth, kind: ev.kind, label, by, ts, digest: digest.toString("hex") });
     }

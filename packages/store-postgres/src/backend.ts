@@ -27,6 +27,7 @@ import {
   newSessionId,
   type RemovedSession,
   type RemoveOptions,
+  type SearchEntry,
   type SearchHit,
   type SearchQuery,
   type SessionActivity,
@@ -47,8 +48,11 @@ import {
   checkBranchName,
   damaged,
   decodeDirectory,
+  derivedKinds,
+  derivedSearchText,
   digestBytes,
   isTimestamp,
+  keptSearchText,
   leaseOf,
   notFound,
   PageDirectories,
@@ -200,7 +204,7 @@ export class PgBackend implements AsyncStore {
       const ev = await this.#db.one<{ id: number }>(
         `INSERT INTO ${s}.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
          VALUES ($1, 1, NULL, $2, $3, $4, $5, $6, $7, $8, $9, ${TSV("$10::text")}) RETURNING id`,
-        [segment, g.kind, label, by, ts, digest, blob, data, g.search ?? null, indexWords(g.search)],
+        [segment, g.kind, label, by, ts, digest, blob, data, keptSearchText(g), indexWords(g.search)],
       );
       const eid = Number(ev?.id) as EventId;
       this.#appends.tip(id, "main", { segment, depth: 1, id: eid, digest });
@@ -301,7 +305,15 @@ export class PgBackend implements AsyncStore {
       await this.#db.q("RESET enable_indexscan");
       return [...recent, ...older];
     });
-    return rows.map((r) => searchHit(r as unknown as SearchHitRow, terms));
+    // SE-8: a text the store did not keep (derived from the payload) is derived again, one read for all.
+    const missing = rows.filter((r) => r.text === null).map((r) => Number(r.id) as EventId);
+    const data = missing.length === 0 ? undefined : await this.eventData(missing);
+    return rows.map((r) => {
+      const row = r as unknown as SearchHitRow;
+      return r.text !== null
+        ? searchHit(row, terms)
+        : searchHit({ ...row, text: derivedSearchText(row.kind, data?.get(Number(r.id) as EventId) ?? "") }, terms);
+    });
   }
 
   async searchBacklog(): Promise<number> {
@@ -309,7 +321,7 @@ export class PgBackend implements AsyncStore {
     return row === undefined ? 0 : Number(row.value);
   }
 
-  async indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): Promise<void> {
+  async indexSearch(entries: readonly SearchEntry[], backlog: number): Promise<void> {
     const s = this.#s;
     await this.#db.write(async () => {
       const row = await this.#db.one(`SELECT value FROM ${s}.meta WHERE key = 'search_backlog' FOR UPDATE`);
@@ -323,9 +335,15 @@ export class PgBackend implements AsyncStore {
         );
       if (entries.length > 0)
         await this.#db.q(
-          `UPDATE ${s}.events e SET search = v.text, search_tsv = ${TSV("v.words")}
-           FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, text, words) WHERE e.id = v.id`,
-          [entries.map((e) => e.event), entries.map((e) => e.text), entries.map((e) => indexWords(e.text))],
+          `UPDATE ${s}.events e SET search = CASE WHEN v.derived AND e.kind = ANY($5::text[]) THEN NULL ELSE v.text END, search_tsv = ${TSV("v.words")}
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS v(id, text, words, derived) WHERE e.id = v.id`,
+          [
+            entries.map((e) => e.event),
+            entries.map((e) => e.text),
+            entries.map((e) => indexWords(e.text)),
+            entries.map((e) => e.derived === true),
+            derivedKinds(),
+          ],
         );
       if (backlog === 0) await this.#db.q(`DELETE FROM ${s}.meta WHERE key = 'search_backlog'`);
       else await this.#db.q(`UPDATE ${s}.meta SET value = $1 WHERE key = 'search_backlog'`, [String(backlog)]);

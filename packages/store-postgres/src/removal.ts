@@ -7,14 +7,7 @@
  * tables it reads in SHARE ROW EXCLUSIVE mode: appends, snapshots, blob and lease writes wait
  * until it commits; reads go on.
  */
-import {
-  type CollectOptions,
-  type CollectReport,
-  type LeaseInfo,
-  type RemovedSession,
-  type RemoveOptions,
-  type SessionId,
-} from "@strata/store";
+import type { CollectOptions, CollectReport, LeaseInfo, RemovedSession, RemoveOptions, SessionId } from "@strata/store";
 import { leaseOf, notFound, Reach, refuseDriven, sessionOf } from "@strata/store/backend";
 import type { PgConnection } from "./connection.ts";
 

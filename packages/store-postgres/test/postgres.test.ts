@@ -4,7 +4,7 @@
  * many handles racing (compare-and-swap, fencing leases), a writer killed with SIGKILL, and opening
  * what is not a store of this build. The contract itself is conformance.test.ts.
  */
-import { type EventId, HeadConflict, LeaseLost, type SessionId, StoreError } from "@strata/store";
+import { type EventId, HeadConflict, LeaseLost, registerSearchText, type SessionId, StoreError } from "@strata/store";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { openPgStore, PG_SCHEMA_VERSION, type PgStore } from "../src/index.ts";
@@ -417,6 +417,35 @@ describe("ST-31 PostgreSQL: opening", () => {
       ).toEqual(["x"]);
     expect(await store.search({ text: "zurich" })).toEqual([]);
     expect(await store.search({ text: "caf" })).toEqual([]);
+  });
+
+  it("SE-8: a derived text is indexed with no copy in the row (search NULL, its lexemes kept); its snippet is derived again", async () => {
+    registerSearchText("pg-derived@1", (data) => (JSON.parse(data) as { t: string }).t);
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const [d, k] = await store.append(session.id, "main", genesis.id, [
+      { kind: "pg-derived@1", label: "d", data: '{"t":"derived planning words"}', search: "derived planning words", searchDerived: true },
+      { ...ev("{}", "k"), search: "kept planning words", searchDerived: true },
+    ]);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const rows = await c.query(
+        `SELECT id, search, search_tsv IS NOT NULL AS indexed FROM ${schema}.events WHERE id = ANY($1) ORDER BY id`,
+        [[d?.id, k?.id]],
+      );
+      expect(rows.rows.map((r) => [Number(r.id), r.search, r.indexed])).toEqual([
+        [d?.id, null, true],
+        [k?.id, "kept planning words", true],
+      ]);
+    } finally {
+      await c.end();
+    }
+    expect((await store.search({ text: "planning words" })).map((h) => [h.label, h.snippet])).toEqual([
+      ["k", "kept planning words"],
+      ["d", "derived planning words"],
+    ]);
   });
 
   it("connections the server ends (a restart, a proxy's timeout) are replaced: the next calls work", async () => {

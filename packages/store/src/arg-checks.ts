@@ -95,10 +95,12 @@ export const ARGS: { readonly [M in StoreMethod]: Check } = {
   searchBacklog() {},
   indexSearch(entries: unknown, backlog: unknown) {
     if (!Array.isArray(entries)) bad(`indexSearch takes an array of {event, text}, got ${show(entries)}`);
-    for (const e of entries as { event?: unknown; text?: unknown }[]) {
+    for (const e of entries as { event?: unknown; text?: unknown; derived?: unknown }[]) {
       if (typeof e !== "object" || e === null) bad(`indexSearch: each entry must be {event, text}, got ${show(e)}`);
       checkId(e.event, "indexSearch: event");
       if (typeof e.text !== "string") bad(`indexSearch: text must be a string, got ${show(e.text)}`);
+      if (e.derived !== undefined && typeof e.derived !== "boolean")
+        bad(`indexSearch: derived must be true or false, got ${show(e.derived)}`);
     }
     if (!Number.isSafeInteger(backlog) || (backlog as number) < 0)
       bad(`indexSearch: backlog must be an event id or 0, got ${show(backlog)}`);

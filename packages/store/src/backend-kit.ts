@@ -13,7 +13,11 @@ export { messageOf, refuseDriven } from "./errors.ts";
 export { hashesIn, Reach, textRefs } from "./reach.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
 export {
+  derivable,
+  derivedKinds,
+  derivedSearchText,
   fts5Query,
+  keptSearchText,
   MAX_SEARCH_LIMIT,
   SEARCH_LIMIT,
   type SearchHitRow,

@@ -30,6 +30,7 @@ import type {
   LogQuery,
   RemovedSession,
   RemoveOptions,
+  SearchEntry,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -166,7 +167,7 @@ export class CheckedStore implements Store {
     }
   }
 
-  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void {
+  indexSearch(entries: readonly SearchEntry[], backlog: number): void {
     try {
       this.open();
       ARGS.indexSearch(entries, backlog);

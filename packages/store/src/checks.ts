@@ -118,7 +118,7 @@ export function checkMetadata(m: unknown, where: string): void {
 export function checkEvent(e: unknown, where: string): void {
   if (typeof e !== "object" || e === null)
     throw new StoreError("bad-input", `${where} must be an object {kind, data, label?, by?, ts?}, got ${show(e)}`);
-  const { kind, data, label, by, ts, search } = e as Record<string, unknown>;
+  const { kind, data, label, by, ts, search, searchDerived } = e as Record<string, unknown>;
   if (typeof kind !== "string" || kind === "")
     throw new StoreError(
       "bad-input",
@@ -144,6 +144,11 @@ export function checkEvent(e: unknown, where: string): void {
       `${where}: search must be a string (the event's searchable text), got ${show(search)}; nothing was written`,
     );
   if (typeof search === "string") checkText(search, "search", where);
+  if (searchDerived !== undefined && typeof searchDerived !== "boolean")
+    throw new StoreError(
+      "bad-input",
+      `${where}: searchDerived must be true or false (whether search is derived from data, SE-8), got ${show(searchDerived)}; nothing was written`,
+    );
 }
 
 /** A timestamp outside what the store accepts (ST-20): not whole milliseconds, before 1970, or after 9999. */

@@ -18,7 +18,7 @@ export { HeadConflict, InUse, LeaseLost, StoreError, type StoreErrorCode, toStor
 export { isHash, sha256 } from "./hash.ts";
 export { BRANCH_NAME, newSessionId } from "./ids.ts";
 export { textRefs } from "./reach.ts";
-export { MAX_SEARCH_LIMIT, SEARCH_LIMIT, type SearchTerms, searchTerms } from "./search.ts";
+export { MAX_SEARCH_LIMIT, registerSearchText, SEARCH_LIMIT, type SearchTerms, searchTerms } from "./search.ts";
 // ── the SQLite backend ──────────────────────────────────────────────────────────────────────
 export { fromSqlite } from "./sqlite/errors.ts";
 export { QUICK_CHECK_LIMIT } from "./sqlite/integrity.ts";
@@ -44,6 +44,7 @@ export {
   MAX_SEARCH_TERMS,
   type RemovedSession,
   type RemoveOptions,
+  type SearchEntry,
   type SearchHit,
   type SearchQuery,
   type SessionActivity,

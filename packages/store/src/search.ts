@@ -125,6 +125,69 @@ function termPattern(words: readonly string[]): RegExp {
   return new RegExp(`(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`, "giu");
 }
 
+/**
+ * Searchable text derived from payloads (SE-8, decision 0045). The store never reads a payload's
+ * format; the code that writes a kind of event may register how its searchable text is derived
+ * from the payload (`@strata/engine` does for `patch@1`). An event appended with
+ * `searchDerived: true` whose kind has a function registered is then indexed without a copy of
+ * its text: a hit's snippet is cut from the text derived again from the payload.
+ */
+const DERIVED = new Map<string, (data: string) => string | undefined>();
+
+/** Registers how the searchable text of events of `kind` is derived from their payload (SE-8). */
+export function registerSearchText(kind: string, derive: (data: string) => string | undefined): void {
+  DERIVED.set(kind, derive);
+}
+
+/** The kinds whose searchable text this process can derive from their payload (SE-8). */
+export function derivedKinds(): string[] {
+  return [...DERIVED.keys()];
+}
+
+/** The text a store keeps of an event's searchable text: none when it can derive it again (SE-8). */
+export function keptSearchText(e: { readonly kind: string; readonly search?: string; readonly searchDerived?: boolean }): string | null {
+  return e.search === undefined || derivable(e.kind, e.searchDerived) ? null : e.search;
+}
+
+/** True when the store may keep no copy of an event's searchable text: it says it is derived, and this process can derive it. */
+export function derivable(kind: string, derived: boolean | undefined): boolean {
+  return derived === true && DERIVED.has(kind);
+}
+
+/**
+ * The searchable text of an event indexed without a copy: derived from its payload by the function
+ * registered for its kind; in a process where none is registered (the store used without the code
+ * that wrote the event), the payload's string values in order, one a line, so the snippet still
+ * shows the words it was found by.
+ */
+export function derivedSearchText(kind: string, data: string): string {
+  const derive = DERIVED.get(kind);
+  if (derive !== undefined) {
+    try {
+      const t = derive(data);
+      if (t !== undefined) return t;
+    } catch {
+      // a payload the function cannot read: its strings, as below
+    }
+  }
+  const out: string[] = [];
+  try {
+    const stack: unknown[] = [JSON.parse(data)];
+    while (stack.length > 0) {
+      const v = stack.pop();
+      if (typeof v === "string") out.push(v);
+      else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      else if (typeof v === "object" && v !== null) {
+        const vals = Object.values(v);
+        for (let i = vals.length - 1; i >= 0; i--) stack.push(vals[i]);
+      }
+    }
+  } catch {
+    return data;
+  }
+  return out.join("\n");
+}
+
 /** A backend's row of a hit: the event's fields and its searchable text. */
 export interface SearchHitRow {
   readonly id: number | string;

@@ -19,6 +19,7 @@ import type {
   LogQuery,
   RemovedSession,
   RemoveOptions,
+  SearchEntry,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -93,7 +94,7 @@ export interface Store {
    * `EventInput.search` would have been) are indexed, and the backlog becomes `backlog`, which
    * says every event above it is now indexed. One transaction.
    */
-  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void;
+  indexSearch(entries: readonly SearchEntry[], backlog: number): void;
   /** Sessions whose id starts with `prefix` (case-insensitive). */
   findSessions(prefix: string): SessionInfo[];
   /** Replaces title and/or merges metadata. */

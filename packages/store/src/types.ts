@@ -34,6 +34,12 @@ export interface EventInput {
    * by `search`. Not part of the event (its digest, its payload): a store may drop it.
    */
   readonly search?: string;
+  /**
+   * SE-8: `search` is what the function registered for this kind (`registerSearchText`) derives
+   * from `data`. The store may then index it without keeping a copy, and derive it again for a
+   * hit's snippet. Without it (or with no function registered) the store keeps the text.
+   */
+  readonly searchDerived?: boolean;
 }
 
 /** What the index knows of an event: everything but its payload (DESIGN §4: listing reads no payloads). */
@@ -87,6 +93,15 @@ export interface SearchQuery {
   readonly limit?: number;
   /** Only events older than this one (a page's last hit is the next page's `before`). */
   readonly before?: EventId;
+}
+
+/** An older event's searchable text, for `indexSearch` (SE-6). */
+export interface SearchEntry {
+  readonly event: EventId;
+  /** Its text, as `EventInput.search` would have been. */
+  readonly text: string;
+  /** As `EventInput.searchDerived` (SE-8): the text is what the function registered for its kind derives from its payload. */
+  readonly derived?: boolean;
 }
 
 /** Most words and phrases one search may hold. */

@@ -73,6 +73,13 @@ const PINNED: Record<string, { sessions: number; branches: number; events: numbe
     schema: 4,
     hash: "0e4090589e3822a845884149f028ad48f5006764393ee46acd308abfd9d382ac",
   },
+  "fixtures/store/v5.db": {
+    sessions: 2,
+    branches: 4,
+    events: 13,
+    schema: 5,
+    hash: "3c90c5e0ae68aac24ccfdcaab6b14fb71aa690d8b7901482e1c423f31638226b",
+  },
   "fixtures/sessions/0.1.0.db": {
     sessions: 1,
     branches: 4,
@@ -190,6 +197,11 @@ describe("every database fixture opens with this build, read-only and read-write
           ],
         ]);
         expect(rw.search({ text: "DÉCISIONS 𝄞" }).map((h) => h.label)).toEqual(["only"]);
+        // SE-8: a text indexed with no copy kept is derived again from the payload for its snippet.
+        if (pinned.schema >= 5)
+          expect(rw.search({ text: "derived payload" }).map((h) => [h.label, h.snippet])).toEqual([
+            ["derived", "a derived text found again from its payload"],
+          ]);
       }
       // This build writes into it: an append on every session's main, then the file reads back as written.
       const appended = new Map<string, EventId>();

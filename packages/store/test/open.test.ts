@@ -242,7 +242,7 @@ describe("ST-3 refusing foreign, newer and damaged files without touching them",
       for (const { name, sql } of raw
         // FTS5's shadow tables (search_data, …) are made by its CREATE VIRTUAL TABLE.
         .prepare(
-          "SELECT name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL AND name NOT IN ('search_data', 'search_idx', 'search_content', 'search_config') ORDER BY type = 'index'",
+          "SELECT name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL AND name NOT IN ('search_data', 'search_idx', 'search_content', 'search_docsize', 'search_config') ORDER BY type = 'index'",
         )
         .all() as { name: string; sql: string }[]) {
         raw.exec(sql);

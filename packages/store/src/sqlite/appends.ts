@@ -11,6 +11,7 @@ import { notFound } from "../checks.ts";
 import { digestBytes } from "../digest.ts";
 import { HeadConflict, LeaseLost } from "../errors.ts";
 import { branchOf, tipKey } from "../rows.ts";
+import { derivable } from "../search.ts";
 import type { EventId, EventInput, EventMeta, SessionId } from "../types.ts";
 import type { UndoLog } from "../undo.ts";
 import type { BlobTable } from "./blobs.ts";
@@ -54,6 +55,12 @@ export class Appends {
   pending = 0;
 
   constructor(private readonly host: AppendHost) {}
+
+  /** The pending search row of event `id` (SE-4), saying whether its text is derived from the payload (SE-8). */
+  #pend(id: number, session: SessionId, e: EventInput, text: string): void {
+    this.host.st.insertPendingOf.run(id, session, text, derivable(e.kind, e.searchDerived) ? 1 : 0);
+    this.pending++;
+  }
 
   /** Appends checked `events` after `expectedHead` (see `Store.append`); call inside the caller's error mapping. */
   append(session: SessionId, branch: string, expectedHead: EventId, events: readonly EventInput[], lease: number | undefined): EventMeta[] {
@@ -99,10 +106,7 @@ export class Appends {
             );
       if (r.changes === 1) {
         const id = Number(r.lastInsertRowid) as EventId;
-        if (e.search !== undefined) {
-          st.insertPending.run(id, session, e.search);
-          this.pending++;
-        }
+        if (e.search !== undefined) this.#pend(id, session, e, e.search);
         undo.set(this.#tips, key, { segment: s, depth, id, digest });
         return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
       }
@@ -166,10 +170,7 @@ export class Appends {
     const [blob, data] = this.host.blobs.payload(e.data);
     const r = this.host.st.insertEvent.run(segment, depth, prior, e.kind, label, by, ts, digest, blob, data);
     const id = Number(r.lastInsertRowid) as EventId;
-    if (e.search !== undefined) {
-      this.host.st.insertPending.run(id, session, e.search);
-      this.pending++;
-    }
+    if (e.search !== undefined) this.#pend(id, session, e, e.search);
     return [{ id, session, prior, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }, digest];
   }
 

@@ -14,7 +14,7 @@ import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
-import { fts5Query, matchesTerms, type SearchTerms, searchHit, searchLimit, searchTerms } from "../search.ts";
+import { derivable, derivedSearchText, fts5Query, matchesTerms, type SearchTerms, searchHit, searchLimit, searchTerms } from "../search.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -30,6 +30,7 @@ import type {
   LogQuery,
   RemovedSession,
   RemoveOptions,
+  SearchEntry,
   SearchHit,
   SearchQuery,
   SessionActivity,
@@ -49,9 +50,9 @@ import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
-import { DIGEST_VERSION, SEARCH_VERSION } from "./schema.ts";
+import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION } from "./schema.ts";
 import { Segments, type Span } from "./segments.ts";
-import { type EventRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
+import { type EventRow, type KeptSearchRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
 
 /** Pending search rows an appending connection gathers before it moves them into the index (SE-4). */
@@ -81,6 +82,8 @@ export class SqliteBackend implements Store {
   /** The caches above change undoably inside transactions: a rollback takes its changes with it (ST-12). */
   readonly #undo = new UndoLog();
   #closed = false;
+  /** Whether the search index keeps no copy of derived texts (SE-8); undefined: not read yet. */
+  #noCopy: boolean | undefined;
   /** The collection generation the snapshot chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
   #gcSeen: number | undefined;
   /** How the file is read (ST-24). */
@@ -245,14 +248,37 @@ export class SqliteBackend implements Store {
     if (session !== undefined && !/^[0-9A-Za-z]+$/.test(session)) return [];
     // The index and its pending tail, read in one state (a move between two reads would hide rows).
     const rows = this.readTransaction(() => {
-      const indexed =
-        session === undefined
+      const indexed = this.#contentless()
+        ? this.#derivedTexts(
+            session === undefined
+              ? this.#st.searchKept.all(fts5Query(terms), before, limit)
+              : this.#st.searchKeptIn.all(fts5Query(terms, session), before, session, limit),
+          )
+        : session === undefined
           ? this.#st.search.all(fts5Query(terms), before, limit)
           : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
       const pending = this.#pendingHits(terms, before, session);
       return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
     });
     return rows.map((r) => searchHit(r, terms));
+  }
+
+  /**
+   * Whether the index keeps no copy of derived texts (SE-8): a version 5 file whose index was made
+   * so (not one whose version 4 index was kept, meta `search_copy`).
+   */
+  #contentless(): boolean {
+    this.#noCopy ??= this.schemaVersion >= SEARCH_TEXT_VERSION && this.#st.searchCopy.get() === undefined;
+    return this.#noCopy;
+  }
+
+  /** Hits of the contentless index with their texts: the one kept apart, else derived again from the payload (one read for all of them). */
+  #derivedTexts(rows: readonly KeptSearchRow[]): SearchRow[] {
+    const missing = rows.filter((r) => r.text === null).map((r) => r.id as EventId);
+    const data = missing.length === 0 ? undefined : this.eventData(missing);
+    return rows.map((r) =>
+      r.text !== null ? (r as SearchRow) : { ...r, text: derivedSearchText(r.kind, data?.get(r.id as EventId) ?? "") },
+    );
   }
 
   /**
@@ -282,6 +308,8 @@ export class SqliteBackend implements Store {
         const n = this.#st.countPending.get() ?? 0;
         if (n > 0) {
           this.#st.movePending.run();
+          // The texts the index cannot derive again are kept apart (SE-8); a kept version 4 index holds them all.
+          if (this.#contentless()) this.#st.moveTexts.run();
           this.#st.clearPending.run();
         }
         return n;
@@ -299,7 +327,7 @@ export class SqliteBackend implements Store {
     return v === undefined ? 0 : Number(v);
   }
 
-  indexSearch(entries: readonly { readonly event: EventId; readonly text: string }[], backlog: number): void {
+  indexSearch(entries: readonly SearchEntry[], backlog: number): void {
     this.#searchable();
     try {
       this.#tx(() => {
@@ -313,6 +341,8 @@ export class SqliteBackend implements Store {
               `indexSearch: event ${e.event} is above the backlog (${now}): it was indexed when it was written`,
             );
           this.#st.insertSearchOf.run(e.event, e.text, e.event);
+          if (this.#contentless() && !derivable(this.eventMeta(e.event)?.kind ?? "", e.derived))
+            this.#st.insertSearchText.run(e.event, e.text);
         }
         if (backlog === 0) this.#st.clearSearchBacklog.run();
         else this.#st.setSearchBacklog.run(String(backlog));

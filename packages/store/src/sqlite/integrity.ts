@@ -109,7 +109,16 @@ function sqliteChecks(
 
 function quickCheck(db: Database.Database, bytes: number): string | undefined {
   if (bytes > QUICK_CHECK_LIMIT) return undefined;
-  const problems = (db.pragma("quick_check(8)") as Record<string, unknown>[])
+  let rows: Record<string, unknown>[];
+  try {
+    rows = db.pragma("quick_check(8)") as Record<string, unknown>[];
+  } catch (e) {
+    // The check checks FTS5 tables too; one whose own records it cannot read fails it with a plain
+    // error ("invalid fts5 file format …"), not a corruption code: the file is damaged all the same.
+    if (String((e as { code?: unknown }).code) === "SQLITE_ERROR") return `SQLite's quick check cannot read it (${(e as Error).message})`;
+    throw e;
+  }
+  const problems = rows
     .map((row) => String(Object.values(row)[0]))
     .flatMap((line) => line.split("\n"))
     .filter((line) => line !== "ok" && !line.startsWith("*** in database"));

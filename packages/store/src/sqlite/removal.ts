@@ -9,7 +9,7 @@ import { refuseDriven } from "../errors.ts";
 import { Reach } from "../reach.ts";
 import { type LeaseRow, leaseOf, type SessionRow, sessionOf } from "../rows.ts";
 import type { CollectOptions, CollectReport, LeaseInfo, RemovedSession, RemoveOptions, SessionId } from "../types.ts";
-import { SEARCH_VERSION } from "./schema.ts";
+import { SEARCH_TEXT_VERSION, SEARCH_VERSION } from "./schema.ts";
 
 /** The session id of the placeholder segment that keeps the highest segment id taken (see {@link removeSessionRows}). */
 const PLACEHOLDER = "";
@@ -54,6 +54,8 @@ export function removeSessionRows(db: Database.Database, version: number, id: Se
   if (version >= SEARCH_VERSION) {
     db.prepare(`DELETE FROM search WHERE rowid IN (SELECT id FROM events WHERE segment IN (${segs}))`).run(id);
     db.prepare("DELETE FROM search_pending WHERE session = ?").run(id);
+    if (version >= SEARCH_TEXT_VERSION)
+      db.prepare(`DELETE FROM search_text WHERE id IN (SELECT id FROM events WHERE segment IN (${segs}))`).run(id);
   }
   db.prepare(`DELETE FROM snapshots WHERE segment IN (${segs})`).run(id);
   db.prepare(`DELETE FROM events WHERE segment IN (${segs})`).run(id);

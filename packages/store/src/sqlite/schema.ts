@@ -10,13 +10,20 @@ import { digestBytes } from "../digest.ts";
 export const APPLICATION_ID = 0x53545241;
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The first schema version whose events carry digests and which has the lease table (ST-21, ST-23). */
 export const DIGEST_VERSION = 3;
 
 /** The first schema version with the full-text search index (SE-4). */
 export const SEARCH_VERSION = 4;
+
+/** The first schema version whose search index may keep no copy of derived texts (SE-8, decision 0045). */
+export const SEARCH_TEXT_VERSION = 5;
+
+/** The FTS5 table of version 5: no content of its own (`content=''`), rows deletable by rowid. */
+export const CONTENTLESS_SEARCH =
+  "CREATE VIRTUAL TABLE search USING fts5(text, session, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0')";
 
 export interface Migration {
   readonly version: number;
@@ -248,5 +255,31 @@ export function rowDigest(prior: Buffer | null, kind: unknown, label: unknown, b
   return digestBytes(prior, kind as string, label as string | null, by as string | null, ts, data as string);
 }
 
+/**
+ * Version 5 (decision 0045): the search index keeps no copy of a text it can derive again (SE-8).
+ * Version 4's FTS5 table stored every indexed text a second time (its content table, as large as
+ * the payloads); here `search` is contentless and rows are deleted by rowid (`contentless_delete`),
+ * `search_text` keeps only the texts the store could not derive from the payload, and a pending
+ * row says whether its text is derived. A file whose index holds rows keeps its version 4 table
+ * (meta `search_copy` = `kept`: rebuilding it would re-tokenize every indexed event while the file
+ * opens); an index with nothing in it yet is made anew. `readable`: a version 4 file is read as
+ * it is.
+ */
+const V5: Migration = {
+  version: 5,
+  description: "search without a copy of derived texts",
+  readable: true,
+  up(db) {
+    db.exec("CREATE TABLE search_text (id INTEGER PRIMARY KEY, text TEXT NOT NULL) STRICT");
+    db.exec("ALTER TABLE search_pending ADD COLUMN derived INTEGER NOT NULL DEFAULT 0");
+    const indexed = db.prepare("SELECT rowid FROM search LIMIT 1").get() !== undefined;
+    if (indexed) db.prepare("INSERT INTO meta (key, value) VALUES ('search_copy', 'kept')").run();
+    else {
+      db.exec("DROP TABLE search");
+      db.exec(CONTENTLESS_SEARCH);
+    }
+  },
+};
+
 /** Every migration, in order. A migration never changes once released. */
-export const MIGRATIONS: readonly Migration[] = [V1, V2, V3, V4];
+export const MIGRATIONS: readonly Migration[] = [V1, V2, V3, V4, V5];

@@ -273,9 +273,12 @@ export function prepare(db: Database.Database, legacy = false) {
     blob: values<[hash: Buffer], Buffer>("SELECT data FROM blobs WHERE hash = ?"),
     hasBlob: values<[hash: Buffer], number>("SELECT 1 FROM blobs WHERE hash = ?"),
     // Search (SE-4 … SE-6): the FTS5 table's rowid is the event's id.
-    insertPending: command<[event: number, session: string, text: string]>(
-      "INSERT OR REPLACE INTO search_pending (id, session, text) VALUES (?, ?, ?)",
+    // A pending row says whether its text is derived from the payload (version 5, SE-8).
+    insertPendingOf: command<[event: number, session: string, text: string, derived: number]>(
+      "INSERT OR REPLACE INTO search_pending (id, session, text, derived) VALUES (?, ?, ?, ?)",
     ),
+    moveTexts: command<[]>("INSERT OR REPLACE INTO search_text (id, text) SELECT id, text FROM search_pending WHERE derived = 0"),
+    insertSearchText: command<[event: number, text: string]>("INSERT OR REPLACE INTO search_text (id, text) VALUES (?, ?)"),
     countPending: values<[], number>("SELECT count(*) FROM search_pending"),
     movePending: command<[]>("INSERT OR REPLACE INTO search (rowid, text, session) SELECT id, text, session FROM search_pending"),
     clearPending: command<[]>("DELETE FROM search_pending"),
@@ -292,6 +295,18 @@ export function prepare(db: Database.Database, legacy = false) {
        FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment
        WHERE search MATCH ? AND x.rowid < ? AND g.session = ? ORDER BY x.rowid DESC LIMIT ?`,
     ),
+    // Version 5's contentless index (SE-8): the text kept apart when it is not derived, else NULL.
+    searchKept: rows<[match: string, before: number, limit: number], KeptSearchRow>(
+      `SELECT x.rowid AS id, t.text, e.kind, e.label, e.by, e.ts, g.session
+       FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment LEFT JOIN search_text t ON t.id = x.rowid
+       WHERE search MATCH ? AND x.rowid < ? ORDER BY x.rowid DESC LIMIT ?`,
+    ),
+    searchKeptIn: rows<[match: string, before: number, session: string, limit: number], KeptSearchRow>(
+      `SELECT x.rowid AS id, t.text, e.kind, e.label, e.by, e.ts, g.session
+       FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment LEFT JOIN search_text t ON t.id = x.rowid
+       WHERE search MATCH ? AND x.rowid < ? AND g.session = ? ORDER BY x.rowid DESC LIMIT ?`,
+    ),
+    searchCopy: values<[], string>("SELECT value FROM meta WHERE key = 'search_copy'"),
     searchBacklog: values<[], string>("SELECT value FROM meta WHERE key = 'search_backlog'"),
     setSearchBacklog: command<[value: string]>(
       "INSERT INTO meta (key, value) VALUES ('search_backlog', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -328,6 +343,11 @@ export interface SearchRow {
   readonly by: string | null;
   readonly ts: number;
   readonly session: string;
+}
+
+/** A hit of version 5's contentless index: its text when the store kept it (SE-8), else NULL (derived from the payload). */
+export interface KeptSearchRow extends Omit<SearchRow, "text"> {
+  readonly text: string | null;
 }
 
 /** A span read as a rowid range: first id, last id, segment, at most rows. */

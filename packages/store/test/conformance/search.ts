@@ -1,6 +1,6 @@
 /** Conformance, SE-4 … SE-6: full-text search over every event's searchable text, on every backend. */
 import { describe, expect, it } from "vitest";
-import type { EventId, EventInput, SearchHit, SessionId, Store } from "../../src/index.ts";
+import { type EventId, type EventInput, registerSearchText, type SearchHit, type SessionId, type Store } from "../../src/index.ts";
 import { fails, headOf, type Kit } from "./kit.ts";
 
 const said = (search: string, label?: string): EventInput => ({ kind: "patch@1", label: label ?? null, data: "{}", search });
@@ -177,6 +177,46 @@ export function searchConformance(kit: Kit): void {
       expect((await a.verify()).findings).toEqual([]);
       expect((await b.verify()).findings).toEqual([]);
       expect(labels(await a.search({ text: "again" }))).toEqual(["b2"]);
+    });
+
+    it("SE-8: a text derived from the payload is found, and its snippet derived again; one the store cannot derive is kept", async () => {
+      registerSearchText("derived-test@1", (data) => (JSON.parse(data) as { t: string }).t);
+      const store = await kit.open();
+      const { session, genesis } = await made(store, { kind: "genesis@1", data: "{}" });
+      const derived = (i: number): EventInput => ({
+        kind: "derived-test@1",
+        label: `d${i}`,
+        data: JSON.stringify({ t: `derived words number w${i} here`, noise: "ignored" }),
+        search: `derived words number w${i} here`,
+        searchDerived: true,
+      });
+      // More than a batch of pending rows (SQLite moves 256 at a time into its index), so both the index and its tail answer.
+      let head = genesis;
+      for (let i = 0; i < 300; i += 50) {
+        const metas = await store.append(
+          session,
+          "main",
+          head,
+          Array.from({ length: 50 }, (_, k) => derived(i + k)),
+        );
+        head = (metas.at(-1) as { id: EventId }).id;
+      }
+      await store.append(session, "main", head, [
+        // Said to be derived, but of a kind nothing derives: the store keeps the text it was given.
+        { kind: "patch@1", label: "kept", data: "{}", search: "derived words kept as given", searchDerived: true },
+      ]);
+      for (const w of ["w0", "w1", "w255", "w299"]) {
+        const [hit] = await store.search({ text: `${w} derived` });
+        expect(hit?.label).toBe(`d${w.slice(1)}`);
+        expect(hit?.snippet).toBe(`derived words number ${w} here`);
+      }
+      const [kept] = await store.search({ text: "kept given" });
+      expect(kept).toMatchObject({ label: "kept", snippet: "derived words kept as given" });
+      expect((await store.search({ text: "derived words", limit: 1000 })).length).toBe(301);
+      expect((await store.verify()).findings).toEqual([]);
+      // The rows go with their session.
+      await store.removeSession(session);
+      expect(await store.search({ text: "derived" })).toEqual([]);
     });
 
     it("a search hit is a plain object of the documented fields", async () => {
