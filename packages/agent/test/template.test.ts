@@ -97,6 +97,11 @@ describe("TP values and functions", () => {
     expect(() => render("{{ x }}", { x: new Date() })).toThrow(/plain data/);
     expect(() => render("{{ x }}", { x: () => 1 })).toThrow(/may not hold a function/);
     expect(() => render("{{ x }}", { x: process })).toThrow(TemplateError);
+    // An element's attributes are plain data (they inherit nothing), whatever their prototype object.
+    const attrs = parseXml('<a _id="1" tool="grep" status="done"/>').root.attrs;
+    expect(render("{{ a.tool }}/{{ a.status }}", { a: attrs })).toBe("grep/done");
+    // Anything else with a prototype of its own is still refused.
+    expect(() => render("{{ x }}", { x: Object.create(Object.freeze(Object.create(null)) as object) })).toThrow(/plain data/);
   });
 });
 

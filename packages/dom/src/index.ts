@@ -81,6 +81,7 @@ export {
 export { checkSpec, eachSpecNode, MAX_SPEC_NODES, type NodeSpec, specOf, specSize } from "./spec.ts";
 export { advanceIndex, ensureIndex, INDEX_MIN_SIZE, indexOf, TagIndex } from "./tagindex.ts";
 export {
+  ATTRS_PROTO,
   type Attrs,
   type Element,
   LazyPage,

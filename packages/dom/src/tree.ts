@@ -16,9 +16,14 @@ export const PAGE_BITS = 8;
 export const PAGE_SIZE = 1 << PAGE_BITS;
 export const PAGE_MASK = PAGE_SIZE - 1;
 
-/** Attributes of an element: a frozen null-prototype object whose keys are in code-unit order. */
+/**
+ * Attributes of an element: a frozen object whose keys are in code-unit order and that inherits
+ * nothing — its prototype is {@link ATTRS_PROTO}, an empty frozen object of no prototype (attrs.ts).
+ */
 export type Attrs = Readonly<Record<string, string>>;
-export const NO_ATTRS: Attrs = Object.freeze(Object.create(null) as Record<string, string>);
+/** The prototype of every attribute object: empty, frozen, itself of no prototype (nothing is inherited). */
+export const ATTRS_PROTO: object = Object.freeze(Object.create(null) as object);
+export const NO_ATTRS: Attrs = Object.freeze(Object.create(ATTRS_PROTO) as Record<string, string>);
 
 /**
  * The stored form of one element. Pointers are node ids, `0` meaning none. Records are frozen

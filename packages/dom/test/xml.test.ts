@@ -158,6 +158,29 @@ describe("DOM-16, DOM-18 names, the header and white space in attributes", () =>
     expect(toXml(parseXml(toXml(t)))).toBe(toXml(t));
   });
 
+  it("DOM-11: attribute objects inherit nothing and are frozen, however they were made (op, XML, snapshot, edit)", () => {
+    const t = applyPatch(skeleton(), [["ins", n(3), null, { tag: "a", attrs: { z: "1", b: "2" } }]]);
+    const a = t.childIds(n(3)).at(-1) as never;
+    const made = [
+      t.get(a)?.attrs,
+      parseXml(toXml(t)).get(a)?.attrs,
+      applyPatch(t, [["set", a, "c", "3"]]).get(a)?.attrs,
+      applyPatch(t, [["set", a, "z", null]]).get(a)?.attrs,
+      t.get(n(3))?.attrs,
+    ];
+    for (const attrs of made) {
+      expect(Object.isFrozen(attrs)).toBe(true);
+      const proto = Object.getPrototypeOf(attrs);
+      expect(proto === null || Object.getPrototypeOf(proto) === null).toBe(true);
+      expect(proto === null ? [] : Reflect.ownKeys(proto)).toEqual([]);
+      for (const name of ["toString", "constructor", "hasOwnProperty", "__proto__", "valueOf"])
+        expect(name in (attrs as object), name).toBe(false);
+    }
+    expect(Object.keys(made[0] as object)).toEqual(["b", "z"]);
+    expect(Object.keys(made[2] as object)).toEqual(["b", "c", "z"]);
+    expect({ ...made[1] }).toEqual({ b: "2", z: "1" });
+  });
+
   it("DOM-18: duplicate fixed ids, repeated or unknown header fields are refused with a position", () => {
     const e1 = (() => {
       try {

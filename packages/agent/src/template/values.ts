@@ -6,7 +6,7 @@
  * functions have no members at all — so `x.constructor`, `__proto__` chains and `toString` games
  * find nothing.
  */
-import type { Element, Tree } from "@strata/dom";
+import { ATTRS_PROTO, type Element, type Tree } from "@strata/dom";
 
 /** A record of data: a null-prototype, frozen object. */
 export type Rec = { readonly [key: string]: Value };
@@ -113,7 +113,9 @@ export function fromHost(v: unknown, charge: (units: number) => void, depth = 0)
         return Object.freeze(v.map((x) => fromHost(x, charge, depth + 1)));
       }
       const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null)
+      // Plain data: an object literal, a null-prototype record, or an element's attributes (whose
+      // prototype is an empty object of no prototype: @strata/dom's ATTRS_PROTO).
+      if (proto !== Object.prototype && proto !== null && proto !== ATTRS_PROTO)
         throw new Error("variables may hold only plain data (strings, numbers, lists, plain objects)");
       const keys = Object.keys(v);
       charge(16 * keys.length);
