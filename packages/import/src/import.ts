@@ -203,7 +203,8 @@ function findAll(from: Format, path: string): { sources: Source[]; problems: Imp
  * one given by itself (or with no session file beside its directory) is one.
  */
 function claudeCodeSources(found: readonly string[]): Source[] {
-  const withDir = found.map((file) => ({ file, parts: sessionDirFiles(file) }));
+  const legacy = new Map<string, Map<string, { path: string; agentId: string }[]>>();
+  const withDir = found.map((file) => ({ file, parts: [...legacyAgents(file, legacy), ...sessionDirFiles(file)] }));
   const owned = new Set(withDir.flatMap((f) => f.parts.map((p) => p.path)));
   return withDir
     .filter((f) => !owned.has(f.file))
@@ -223,6 +224,56 @@ function claudeCodeSources(found: readonly string[]): Source[] {
     });
 }
 
+/** A transcript file's name: `agent-<agentId>.jsonl`. */
+const AGENT_FILE = /^agent-(.+)\.jsonl$/;
+
+/**
+ * The sub-agent transcripts Claude Code wrote beside the session file before 2.1.2
+ * (`<dir>/agent-<agentId>.jsonl`, in the same directory as `<dir>/<session>.jsonl`): those whose
+ * records name the session (`sessionId`). The directory's transcripts are read once per import
+ * (`cache`: directory → session id → transcripts).
+ */
+function legacyAgents(
+  file: string,
+  cache: Map<string, Map<string, { path: string; agentId: string }[]>>,
+): { path: string; agentId: string }[] {
+  if (!file.endsWith(".jsonl") || AGENT_FILE.test(basename(file))) return [];
+  const dir = dirname(file);
+  let bySession = cache.get(dir);
+  if (bySession === undefined) {
+    bySession = new Map();
+    cache.set(dir, bySession);
+    for (const name of listFiles(dir)) {
+      const m = AGENT_FILE.exec(name);
+      if (m === null) continue;
+      const path = join(dir, name);
+      const session = sessionIdOf(readSource(path).toString("utf8"));
+      if (session === undefined) continue;
+      const list = bySession.get(session) ?? [];
+      list.push({ path, agentId: branchPart(m[1] as string) });
+      bySession.set(session, list);
+    }
+  }
+  return bySession.get(basename(file, ".jsonl")) ?? [];
+}
+
+/** The `sessionId` the first records of a transcript name (the parent session's), if any of its first 50 lines does. */
+function sessionIdOf(text: string): string | undefined {
+  let start = 0;
+  for (let line = 0; line < 50 && start < text.length; line++) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    try {
+      const r = JSON.parse(text.slice(start, end)) as { sessionId?: unknown };
+      if (typeof r?.sessionId === "string") return r.sessionId;
+    } catch {
+      // not a record: the next line
+    }
+    start = end + 1;
+  }
+  return undefined;
+}
+
 /** The files of a 2.x session's directory (`<dir>/<session>/` beside `<dir>/<session>.jsonl`), sorted; sub-agent transcripts with their agent id. */
 function sessionDirFiles(file: string): { path: string; agentId?: string }[] {
   if (!file.endsWith(".jsonl")) return [];
@@ -230,7 +281,7 @@ function sessionDirFiles(file: string): { path: string; agentId?: string }[] {
   const out: { path: string; agentId?: string }[] = [];
   const agents = join(dir, "subagents");
   for (const name of listFiles(agents)) {
-    const m = /^agent-(.+)\.jsonl$/.exec(name);
+    const m = AGENT_FILE.exec(name);
     out.push(m === null ? { path: join(agents, name) } : { path: join(agents, name), agentId: branchPart(m[1] as string) });
   }
   const results = join(dir, "tool-results");

@@ -338,3 +338,45 @@ describe("Claude Code 2.x: sub-agent transcripts and saved outputs", () => {
     expect(other.listSessions()).toEqual([]);
   });
 });
+
+/**
+ * Before 2.1.2 Claude Code wrote a sub-agent's transcript beside the session file, in the same
+ * directory: `<dir>/agent-<agentId>.jsonl`, its records naming the parent's `sessionId`
+ * (`fixtures/foreign/claude-code-agents-legacy/`: a session with one, and the transcript of a
+ * session that is not there).
+ */
+describe("Claude Code before 2.1.2: transcripts beside the session file", () => {
+  const LEGACY = join(FIXTURES, "claude-code-agents-legacy");
+  const SID = "44444444-5555-4666-8777-888888888888";
+  const MAIN = join(LEGACY, `${SID}.jsonl`);
+  const AGENT = join(LEGACY, "agent-b81f2a0.jsonl");
+  const ORPHAN = join(LEGACY, "agent-c0ffee1.jsonl");
+
+  it("IM-24 a transcript that names a session beside it is that session's branch; one whose session is not there is a session", () => {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: LEGACY });
+    expect(report.problems).toEqual([]);
+    expect(report.sessions.map((s) => s.file).sort()).toEqual([MAIN, ORPHAN].sort());
+    const id = report.sessions.find((s) => s.file === MAIN)?.session as SessionId;
+    const { session } = Session.open(store, id);
+    expect(
+      session
+        .branches()
+        .map((b) => b.name)
+        .sort(),
+    ).toEqual(["agent-b81f2a0", "main"]);
+    const call = turns(bodyOf(session.tree))
+      .flatMap((t) => t.children)
+      .find((c) => c.tag === TAG.call && c.attrs[ATTR.tool] === "Agent") as Element;
+    expect(call.attrs.branch).toBe("agent-b81f2a0");
+    const rec = metaOf(session.tree).children.find((c) => c.tag === IMPORT.tag) as Element;
+    expect(rec.children.filter((c) => c.attrs.kind === IMPORT.sourceDiag).map((c) => c.attrs.path)).toEqual([MAIN, AGENT]);
+    const { session: side } = Session.open(store, id, { branch: "agent-b81f2a0" });
+    expect(renderPrompt(side).messages.map((m) => m.content)[0]).toBe("Count lines in notes/");
+    expect(checkImported(store, id)).toBeGreaterThan(5);
+    side.close();
+    session.close();
+    // The session file alone finds its transcript beside it: the same source, skipped.
+    expect(importForeign(store, { from: "claude-code", path: MAIN }).skipped.map((s) => s.session)).toEqual([id]);
+  });
+});
