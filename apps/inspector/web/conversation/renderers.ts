@@ -10,6 +10,7 @@
 import type { ATTR, CallStatus, StopReason, TAG, TurnStatus } from "@strata/agent";
 import { html, nothing, type TemplateResult } from "lit";
 import type { NodeJson } from "../../src/protocol.ts";
+import { sessionHash } from "../route.ts";
 import { visible } from "../text.ts";
 import { Registry, type RenderContext, type Renderer } from "./registry.ts";
 import "./call-files.ts";
@@ -161,6 +162,16 @@ function callMarks(n: NodeJson): TemplateResult[] {
   return out;
 }
 
+/**
+ * A call that ran on a branch of its own (an imported sub-agent run, IM-24: `branch="agent-…"`)
+ * links to that branch's conversation.
+ */
+function branchLink(n: NodeJson, ctx: RenderContext): TemplateResult | typeof nothing {
+  const branch = own(n, "branch");
+  if (branch === undefined || branch === ctx.branch) return nothing;
+  return html`<a class="c-branch" data-test="call-branch" href=${sessionHash(ctx.session, branch, undefined, "conversation")}>↳ ${visible(branch)}</a>`;
+}
+
 const call: Renderer = (n, ctx) => {
   const status = attr(n, "status") ?? "";
   const reason = attr(n, "reason");
@@ -169,6 +180,7 @@ const call: Renderer = (n, ctx) => {
     <div class="c-head"><span class="tool">${visible(attr(n, "tool") ?? "?")}</span> ${callMarks(n)}
       ${attr(n, "replay") === undefined ? nothing : html`<span class="dim">replay ${visible(attr(n, "replay") ?? "")}</span>`}
       ${fx === undefined ? nothing : html`<span class="dim">settled at ${ctx.eventLink(fx.settled)}</span>`}
+      ${branchLink(n, ctx)}
       ${ctx.ref(n)}</div>
     ${reason === undefined ? nothing : html`<div class="c-reason" data-test="reason">${visible(reason)}</div>`}
     ${ctx.children(n)}
