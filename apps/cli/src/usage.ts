@@ -7,12 +7,12 @@
  * last one: counted once). So the usage of a chain is the sum of the `<usage>` elements its last
  * tree holds, and each event's share is a function of its own ops and the ids minted before it.
  *
- * Ids: a journaled `ins` mints `hwm + 1 …` in the spec's pre-order (DOM-2) and `["set", 0, "hwm",
- * N]` raises the mark; the genesis event starts it. Ids are never reused within a session (L5),
- * so one table of turns and usage records serves every branch.
+ * Ids: the dom says which ids each op mints and where the mark ends (`mintedIds`, DOM-44); the
+ * genesis event starts it. Ids are never reused within a session (L5), so one table of turns and
+ * usage records serves every branch.
  */
 import { ATTR, TAG } from "@strata/agent";
-import { type NodeSpec, type Op, specSize } from "@strata/dom";
+import { mintedIds, type NodeSpec, type Op, specSize } from "@strata/dom";
 import { decodeEvent } from "@strata/engine";
 import type { StoredEvent } from "@strata/store";
 
@@ -117,19 +117,9 @@ export class UsageFold {
 
   #op(op: Op, hwm: number, add: (r: UsageRecord, sign: number) => void): number {
     switch (op[0]) {
-      case "ins": {
-        // Pre-order, as the tree mints (ins.ts): a node, then its children left to right.
-        let next = hwm;
-        const stack: [NodeSpec, number][] = [[op[3], op[1] as number]];
-        while (stack.length > 0) {
-          const [spec, parent] = stack.pop() as [NodeSpec, number];
-          const id = ++next;
-          this.#inserted(id, parent, spec, add);
-          const kids = spec.children;
-          if (kids !== undefined) for (let c = kids.length - 1; c >= 0; c--) stack.push([kids[c] as NodeSpec, id]);
-        }
-        return next;
-      }
+      case "ins":
+        // The ids the tree mints for it (DOM-44), without a tree.
+        return mintedIds([op], hwm, (id, spec, parent) => this.#inserted(id, parent, spec, add));
       case "rm": {
         const id = op[1] as number;
         const record = this.#records.get(id);
@@ -144,7 +134,7 @@ export class UsageFold {
       }
       case "set": {
         const [, id, name, value] = op;
-        if ((id as number) === 0) return name === "hwm" && value !== null ? Math.max(hwm, Number(value)) : hwm;
+        if ((id as number) === 0) return mintedIds([op], hwm);
         const record = this.#records.get(id as number);
         if (record !== undefined && !record.removed) {
           add(record, -1);

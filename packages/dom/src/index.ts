@@ -50,6 +50,8 @@ export {
   decodePatch,
   describeOp,
   type IdMap,
+  type MintVisitor,
+  mintedIds,
   OP_KINDS,
   type Op,
   type OpKind,

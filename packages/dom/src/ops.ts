@@ -5,11 +5,11 @@
  */
 import { DomError } from "./errors.ts";
 import { describe } from "./names.ts";
-import type { AttrVisitor, Quote } from "./op/kind.ts";
+import type { AttrVisitor, MintVisitor, Quote } from "./op/kind.ts";
 import { kindDef, OP_KINDS, type Op, opDef } from "./op/registry.ts";
 import type { Tree } from "./tree.ts";
 
-export type { AttrVisitor, IdMap, Quote } from "./op/kind.ts";
+export type { AttrVisitor, IdMap, MintVisitor, Quote } from "./op/kind.ts";
 export { OP_KINDS, type Op, type OpKind, type OpOf, type Patch } from "./op/registry.ts";
 
 /**
@@ -73,6 +73,17 @@ export function describeOp(op: Op, options: DescribeOptions = {}): string {
  */
 export function attrsWritten(op: Op, visit: AttrVisitor): void {
   opDef(op).attrsWritten(op, visit);
+}
+
+/**
+ * DOM-44: the high-water mark after `ops` apply where it was `hwm`, found without a tree, and each
+ * element they add (`visit`: id, spec, parent id, in minting order). What the tree mints, so code
+ * that follows a log without materializing it (usage counts, id planning) needs no rule of its own.
+ */
+export function mintedIds(ops: readonly Op[], hwm: number, visit?: MintVisitor): number {
+  let mark = hwm;
+  for (const op of ops) mark = opDef(op).minted(op, mark, visit);
+  return mark;
 }
 
 /** Calls `visit` for every text `op` writes, in document order (see `OpDef.textsWritten`). */

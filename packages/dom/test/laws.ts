@@ -12,6 +12,7 @@ import {
   diffTrees,
   fromSnapshot,
   invertPatch,
+  mintedIds,
   type Op,
   parseXml,
   reverseDiff,
@@ -35,6 +36,8 @@ import { checkEffect, checkIdMapping } from "./effects.ts";
  *   and nets to the diff (effects.ts).
  * - DOM-40: re-authored by `shiftMinted` on a higher floor, a monotonic patch builds the same tree
  *   and effect with the minted ids shifted.
+ * - DOM-44: `mintedIds`, without a tree, gives the mark after the patch and names exactly the
+ *   elements it added, with their tags and parents.
  */
 export function checkLaws(before: Tree, ops: readonly Op[], expected?: { xml?: string; readable?: string }): Tree {
   const beforeSnap = toSnapshot(before);
@@ -52,6 +55,7 @@ export function checkLaws(before: Tree, ops: readonly Op[], expected?: { xml?: s
   expect(toSnapshot(checkEffect(before, ops).tree), "DOM-39: asking for the effect changes nothing").toBe(afterSnap);
   checkEffect(after, inverse);
   checkIdMapping(before, ops);
+  checkMinted(before, ops, after);
 
   expect(decodePatch(JSON.parse(JSON.stringify(ops))), "DOM-15: ops survive JSON").toEqual(ops);
   expect(decodePatch(JSON.parse(JSON.stringify(inverse))), "DOM-15: inverses survive JSON").toEqual(inverse);
@@ -97,4 +101,29 @@ export function checkRejected(before: Tree, ops: readonly unknown[], code: DomEr
   expect(() => applyPatch(before, ops as Op[])).toThrow(result.error.message);
   expect(() => invertPatch(before, ops as Op[])).toThrow(result.error.message);
   expect(toSnapshot(before), "DOM-7: a failed patch leaves the input untouched").toBe(beforeSnap);
+}
+
+/** DOM-44: what `mintedIds` says a patch adds is what the tree says it added. */
+function checkMinted(before: Tree, ops: readonly Op[], after: Tree): void {
+  const seen: [number, string, number][] = [];
+  const mark = mintedIds(ops, before.hwm, (id, spec, parent) => void seen.push([id, spec.tag, parent]));
+  expect(mark, "DOM-44: mintedIds gives the mark after the patch").toBe(after.hwm);
+  // The elements the patch added and that are still there (a later op of the patch may remove one).
+  const added = seen.filter(([id]) => !before.has(id) && after.has(id));
+  const fresh: [number, string, number][] = [];
+  for (const [id] of added) {
+    const e = after.get(id);
+    if (e !== undefined) fresh.push([id, e.tag, e.parent?.id ?? 0]);
+  }
+  const moved = new Set(ops.filter((op) => op[0] === "mv").map((op) => op[1] as number));
+  expect(
+    added.filter(([id]) => !moved.has(id)),
+    "DOM-44: mintedIds names each added element with its tag and parent",
+  ).toEqual(fresh.filter(([id]) => !moved.has(id)));
+  const all = new Set(seen.map(([id]) => id));
+  for (const stack = [after.rootId as number]; stack.length > 0; ) {
+    const id = stack.pop() as number;
+    if (!before.has(id)) expect(all.has(id), `DOM-44: element ${id} was added but not named`).toBe(true);
+    stack.push(...after.childIds(id));
+  }
 }

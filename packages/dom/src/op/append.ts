@@ -19,6 +19,7 @@ export const append: OpDef<AppendOp> = {
   invert: textInverse,
   mapIds: (op, map) => ["append", map(op[1]), op[2]],
   movesMark: () => false,
+  minted: (_op, hwm) => hwm,
   attrsWritten() {},
   textsWritten: (op, visit) => visit(op[2]),
   describe: (op) => `#${op[1]} +${op[2].length} chars`,

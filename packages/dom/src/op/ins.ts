@@ -40,6 +40,20 @@ export const ins: OpDef<InsOp> = {
   invert: (w, op) => [["rm", (op[3].id ?? w.hwm + 1) as NodeId]],
   mapIds: (op, map) => ["ins", map(op[1]), mapAnchor(op[2], map), op[3].id === undefined ? op[3] : copySpec(op[3], map)],
   movesMark: () => true,
+  minted(op, hwm, visit) {
+    // As insert() mints: pre-order, a node before its children, children left to right; a
+    // restore-form spec names its own ids and raises the mark to the highest.
+    let mark = hwm;
+    const stack: [NodeSpec, NodeId][] = [[op[3], op[1]]];
+    for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+      const [s, parent] = top;
+      const id = (s.id === undefined ? ++mark : s.id) as NodeId;
+      if (id > mark) mark = id;
+      visit?.(id, s, parent);
+      if (s.children !== undefined) for (let i = s.children.length - 1; i >= 0; i--) stack.push([s.children[i] as NodeSpec, id]);
+    }
+    return mark;
+  },
   attrsWritten(op, visit) {
     const stack: NodeSpec[] = [op[3]];
     for (let s = stack.pop(); s !== undefined; s = stack.pop()) {

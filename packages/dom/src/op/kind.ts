@@ -9,6 +9,7 @@ import type { EffectLog } from "../effect.ts";
 import { DomError } from "../errors.ts";
 import { isNodeId, type NodeId } from "../ids.ts";
 import { describe } from "../names.ts";
+import type { NodeSpec } from "../spec.ts";
 import type { Tree } from "../tree.ts";
 import type { TreeWriter } from "../writer.ts";
 import type { Op } from "./registry.ts";
@@ -25,6 +26,9 @@ export type IdMap = (id: NodeId) => NodeId;
  * the op carries it (`ins`, whose ids are minted), the id when the op names it (`set`).
  */
 export type AttrVisitor = (tag: string | undefined, name: string, value: string, id: NodeId | undefined) => void;
+
+/** Receives one element an op adds: its id, its spec and its parent's id (DOM-44). */
+export type MintVisitor = (id: NodeId, spec: NodeSpec, parent: NodeId) => void;
 
 /** How `describeOp` writes a string an op carries, at most about `max` characters. */
 export type Quote = (s: string, max: number) => string;
@@ -54,6 +58,12 @@ export interface OpDef<O extends Op> {
   mapIds(op: O, map: IdMap): O;
   /** True when applying the op may move the high-water mark (it mints, or sets the mark). */
   movesMark(op: O): boolean;
+  /**
+   * DOM-44: the high-water mark after the op applies where it was `hwm`, without a tree; `visit`
+   * gets every element it adds, in the order the tree mints them (pre-order), with its id, spec
+   * (children included) and parent's id.
+   */
+  minted(op: O, hwm: number, visit: MintVisitor | undefined): number;
   /** Calls `visit` for every attribute value the op writes (`null` removals are not values). */
   attrsWritten(op: O, visit: AttrVisitor): void;
   /**

@@ -62,6 +62,7 @@ export const mv: OpDef<MvOp> = {
   },
   mapIds: (op, map) => ["mv", map(op[1]), map(op[2]), mapAnchor(op[3], map)],
   movesMark: () => false,
+  minted: (_op, hwm) => hwm,
   attrsWritten() {},
   textsWritten() {},
   describe: (op) => `#${op[1]} → #${op[2]}`,

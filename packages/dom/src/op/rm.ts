@@ -40,6 +40,7 @@ export const rm: OpDef<RmOp> = {
   },
   mapIds: (op, map) => ["rm", map(op[1])],
   movesMark: () => false,
+  minted: (_op, hwm) => hwm,
   attrsWritten() {},
   textsWritten() {},
   describe: (op, _quote, tree) => `-#${op[1]}${tree?.get(op[1]) ? ` <${tree.get(op[1])?.tag}>` : ""}`,

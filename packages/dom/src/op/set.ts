@@ -62,6 +62,7 @@ export const set: OpDef<SetOp> = {
   mapIds: (op, map) =>
     op[1] === DOCUMENT ? ["set", DOCUMENT, op[2], String(map(Number(op[3]) as NodeId))] : ["set", map(op[1]), op[2], op[3]],
   movesMark: (op) => op[1] === DOCUMENT,
+  minted: (op, hwm) => (op[1] === DOCUMENT ? Number(op[3]) : hwm),
   attrsWritten(op, visit) {
     if (op[1] !== DOCUMENT && op[3] !== null) visit(undefined, op[2], op[3], op[1] as NodeId);
   },

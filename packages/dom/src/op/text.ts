@@ -23,6 +23,7 @@ export const text: OpDef<TextOp> = {
   invert: textInverse,
   mapIds: (op, map) => ["text", map(op[1]), op[2]],
   movesMark: () => false,
+  minted: (_op, hwm) => hwm,
   attrsWritten() {},
   textsWritten: (op, visit) => visit(op[2]),
   describe: (op, quote) => `#${op[1]} text ${quote(op[2], 24)}`,
