@@ -46,6 +46,12 @@ describe("ST-22 the integrity check on opening for writing", () => {
     const before = digest(path);
     expect(() => openStore(path, { readonly: true })).toThrow(/is damaged: it has no branches table.*Restore the file from a backup copy/);
     expect(digest(path)).toBe(before);
+    // SE-8: the texts the index keeps apart are one of its tables too.
+    const other = closedStore(5).path;
+    const db2 = new Database(other);
+    db2.exec("DROP TABLE search_text");
+    db2.close();
+    refusedForWriting(other, /has no search_text table/);
   });
 
   it("a copy cut short by one byte is refused for writing; read-only, verify reports the damage", () => {

@@ -57,7 +57,10 @@ export function readableAsIs(version: number): boolean {
 function tablesOf(version: number): readonly string[] {
   const base = ["sessions", "segments", "branches", "events", "snapshots", "blobs"];
   if (version < 3) return base;
-  return version >= 4 ? [...base, "meta", "leases", "search", "search_pending"] : [...base, "meta", "leases"];
+  if (version < 4) return [...base, "meta", "leases"];
+  return version >= 5
+    ? [...base, "meta", "leases", "search", "search_pending", "search_text"]
+    : [...base, "meta", "leases", "search", "search_pending"];
 }
 
 /**
