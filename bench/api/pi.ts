@@ -26,6 +26,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isMain } from "../lib/harness.ts";
+import { peakRssKb } from "../lib/rss.ts";
 import { BLOCK, SEED, type Step, steps } from "./workload.ts";
 
 const PACKAGE = "@mariozechner/pi-coding-agent";
@@ -161,7 +162,7 @@ function contentOf(messages: readonly PiMessage[]): { messages: number; chars: n
 }
 
 function emit(result: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: peakRssKb() })}\n`);
 }
 
 async function probe(mode: string, a: string, b: string | undefined): Promise<void> {

@@ -25,6 +25,7 @@ import { join } from "node:path";
 import { select, type Tree } from "@strata/dom";
 import { Session } from "@strata/engine";
 import { eventId, openStore, type SessionId } from "@strata/store";
+import { peakRssKb } from "../lib/rss.ts";
 import { type Content, RawSessionLog } from "./raw.ts";
 import { BLOCK, MESSAGES, rawPayload, SEED, type Step, stepOps, steps } from "./workload.ts";
 
@@ -47,7 +48,7 @@ function extraStep(i: number): Step {
 }
 
 function rss(): number {
-  return process.resourceUsage().maxRSS;
+  return peakRssKb();
 }
 
 function emit(result: Record<string, unknown>): void {

@@ -3,7 +3,7 @@
  * 10,000 and 100,000 steps, each figure beside a raw SQLite table of the same bytes measured in
  * the same run (bench/api/raw.ts) and Pi's session manager as a reference column (bench/api/pi.ts,
  * where installed). One step = one event (bench/api/workload.ts). Everything is a fresh process
- * (bench/api/probe.ts, bench/api/pi.ts; modules imported before the clock starts):
+ * (bench/api/probe.ts, bench/api/pi.ts, compiled; modules imported before the clock starts):
  *
  * - **append**: the writer commits one step per `session.commit`, timed in blocks of 128 steps;
  *   after each block the raw baseline inserts the same payloads (one row per event, WAL,
@@ -18,6 +18,9 @@
  *   fork; raw: a branch row + one event row; Pi: `branch(entry)` + the step's two entries.
  *   The open and the fork + commit are also reported apart.
  * Probes run in interleaved rounds (strata, raw, Pi for each operation); ratios are per round.
+ * Each probe runs as plain JavaScript (`node probe.mjs`, compiled once per run by
+ * bench/lib/compiled.ts), as a harness author's program runs: under tsx every process would carry
+ * ~40 MB of loader that is not the library's memory.
  *
  * Run: npx tsx bench/run.ts public   (by hand: BENCH_STEPS=1000,10000 node --import tsx bench/api/public.ts)
  * Knobs: BENCH_STEPS (sizes), BENCH_PROBES (rounds, default 5), BENCH_PI_DIR (where Pi is, see
@@ -28,6 +31,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { compileScript } from "../lib/compiled.ts";
 import {
   type Aggregate,
   type BenchModule,
@@ -63,8 +67,13 @@ interface Probe {
   chars?: number;
 }
 
+/** The probes as plain JavaScript (bench/lib/compiled.ts), compiled once per run by `measure`. */
+const compiled: Record<string, string> = {};
+
 function run<T>(script: string, args: readonly (string | number)[]): T {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", "api", script), ...args.map(String)], {
+  const file = compiled[script];
+  if (file === undefined) throw new Error(`${script} was not compiled`);
+  const r = spawnSync(process.execPath, [file, ...args.map(String)], {
     cwd: ROOT,
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
@@ -143,9 +152,7 @@ function measureSize(steps: number, root: string, pi: boolean, metrics: Record<s
     writeFileSync(
       join(dir, "probes.txt"),
       (["all", "half", "fork"] as const)
-        .flatMap((op) =>
-          impls.map((impl) => `node --import tsx bench/api/${impl === "pi" ? "pi.ts" : "probe.ts"} ${args[op][impl].join(" ")}`),
-        )
+        .flatMap((op) => impls.map((impl) => `node ${compiled[impl === "pi" ? "pi.ts" : "probe.ts"]} ${args[op][impl].join(" ")}`))
         .join("\n")
         .concat("\n"),
     );
@@ -207,7 +214,8 @@ function sizesOf(agg: Aggregate): number[] {
 
 const mod: BenchModule = {
   title: "Append, every message, state at N/2, fork (issue 14's table)",
-  measure(): RunResult {
+  async measure(): Promise<RunResult> {
+    for (const script of ["probe.ts", "pi.ts"]) compiled[script] = await compileScript(join(ROOT, "bench", "api", script));
     const root = KEEP === "" ? mkdtempSync(join(tmpdir(), "strata-bench-api-")) : KEEP;
     const metrics: Record<string, Sample> = {};
     const values: Record<string, number> = {};
@@ -244,7 +252,7 @@ const mod: BenchModule = {
       "",
       provenance(agg),
       "",
-      "Fresh process per figure (bench/api/probe.ts, bench/api/pi.ts; modules imported before the clock starts), " +
+      "Fresh process per figure (bench/api/probe.ts, bench/api/pi.ts; modules imported before the clock starts), each run as plain JavaScript — `node probe.mjs`, the probe and the strata sources bundled once per run by bench/lib/compiled.ts, as a harness author's program runs (under tsx every process carries ~40 MB of loader that is not the library's memory) — " +
         `${agg.metrics[`all.strata.${sizes[0]}`]?.n ?? "?"} probes per operation, size and run, in interleaved rounds (strata, raw, Pi); ` +
         "ratios are taken per round. Only the public API is timed: `openStore` and `Session` from `@strata/store` and `@strata/engine`, `select` from `@strata/dom`. " +
         "**One step = one event**, as the issue defines it: a `<turn>` with a 380 B assistant text and a `<call status=executed>` holding ~300 B of JSON arguments and a 1–2 KB tool output, " +
@@ -254,7 +262,7 @@ const mod: BenchModule = {
         '_every message_: `Session.open` + `select(session.tree, "assistant, args, output")`, each element\'s text read; ' +
         "_state at N/2_: `Session.open` + `session.at(e)` for the event after step N/2 (its id given on the probe command line, as `strata show S@E` gets it), then every message of that tree; " +
         "_fork_: `Session.open` + `session.fork(e)` + one `commit` on the fork (in a copy of the file); " +
-        "_peak RSS_: `maxRSS` of a writer process of its own for each (`write-alone`: `Session.create` + the commits and nothing else; the timed writer, which also runs the raw inserts, is not used for it) and of the _every message_ process. " +
+        "_peak RSS_: the peak resident set (`VmHWM`, not `maxRSS`, which in a spawned child starts from its parent's RSS; bench/lib/rss.ts) of a writer process of its own for each (`write-alone`: `Session.create` + the commits and nothing else; the timed writer, which also runs the raw inserts, is not used for it) and of the _every message_ process. " +
         (piInstalled
           ? `_Pi_ (${"`@mariozechner/pi-coding-agent`"} ${piVersion}, its \`SessionManager\`): a step is its two native entries (assistant message with the tool call, tool result), each \`appendMessage\` an \`appendFileSync\` without fsync; ` +
             "open is `SessionManager.open` (reads and parses the whole JSONL file), every message is `buildSessionContext()`, the state at N/2 is `branch(entry)` (its leaf moved, in memory) + `buildSessionContext()`, the fork is `branch(entry)` in the same file plus the step's two entries."

@@ -28,6 +28,7 @@ import { eventId, type SessionId } from "@strata/store";
 import { openPgStore, type PgStore } from "@strata/store-postgres";
 import pg from "pg";
 import { BLOCK, contentOf, MESSAGES, rawPayload, SEED, type Step, stepOps, steps } from "../api/workload.ts";
+import { peakRssKb } from "../lib/rss.ts";
 import { type Around, StatementCounter } from "./statements.ts";
 
 const [mode, url, a, b, c] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
@@ -126,7 +127,7 @@ function count(list: readonly { readonly text: string }[]): Content {
 }
 
 function emit(result: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: peakRssKb() })}\n`);
 }
 
 async function strata(): Promise<void> {

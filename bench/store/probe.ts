@@ -16,6 +16,7 @@ import type { Tree } from "@strata/dom";
 import { materializeVersion, Session } from "@strata/engine";
 import { type EventId, openStore, type SessionId } from "@strata/store";
 import Database from "better-sqlite3";
+import { peakRssKb } from "../lib/rss.ts";
 
 const [mode, db, session, arg] = process.argv.slice(2) as [string, string, string, string | undefined];
 
@@ -70,4 +71,4 @@ switch (mode) {
     throw new Error(`unknown probe mode ${mode}`);
 }
 const ms = performance.now() - t0;
-process.stdout.write(`${JSON.stringify({ ms, maxRssKb: process.resourceUsage().maxRSS, detail, arg: arg ?? null })}\n`);
+process.stdout.write(`${JSON.stringify({ ms, maxRssKb: peakRssKb(), detail, arg: arg ?? null })}\n`);
