@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nodeId } from "@strata/dom";
 import { bodyOf, Session } from "@strata/engine";
 import { openStore, type Store } from "@strata/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -75,6 +75,19 @@ export function fts5Query(terms: SearchTerms, session?: string): string {
   return session === undefined ? text : `session : "${session}" AND ${text}`;
 }
 
+/**
+ * An FTS5 MATCH expression for an index of words without their positions (SQLite schema 6, SE-9):
+ * every word of every term, and with `session` its id (a token of the `session` column: such an
+ * index has no column filters). It answers candidates, a superset of the hits: the phrases, and
+ * that each word is in the text and not only the session id, are checked on the candidate's text
+ * ({@link matchesTerms}).
+ */
+export function fts5Words(terms: SearchTerms, session?: string): string {
+  const words = [...new Set(terms.flat())].map((w) => `"${w}"`);
+  if (session !== undefined) words.push(`"${session}"`);
+  return words.join(" AND ");
+}
+
 /** Characters of context a snippet keeps before its first match, and its longest length. */
 const BEFORE = 40;
 const SNIPPET = 160;

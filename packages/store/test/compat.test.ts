@@ -80,6 +80,13 @@ const PINNED: Record<string, { sessions: number; branches: number; events: numbe
     schema: 5,
     hash: "3c90c5e0ae68aac24ccfdcaab6b14fb71aa690d8b7901482e1c423f31638226b",
   },
+  "fixtures/store/v6.db": {
+    sessions: 2,
+    branches: 4,
+    events: 13,
+    schema: 6,
+    hash: "ae5e43902d6bb3d22046e39c82eb96b339f51ca7c37733b534ba36baf1d5ff4b",
+  },
   "fixtures/sessions/0.1.0.db": {
     sessions: 1,
     branches: 4,

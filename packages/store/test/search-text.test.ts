@@ -7,7 +7,7 @@
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type EventId, type EventInput, openStore, registerSearchText, type SqliteStore } from "../src/index.ts";
+import { type EventId, type EventInput, openStore, registerSearchText, SCHEMA_VERSION, type SqliteStore } from "../src/index.ts";
 import { derivedSearchText } from "../src/search.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -75,7 +75,7 @@ describe("SE-8 the SQLite index keeps no copy of derived texts", () => {
     const path = join(dir, "v4.db");
     copyFileSync(join(ROOT, "fixtures/store/v4.db"), path);
     const store = openStore(path) as SqliteStore;
-    expect(store.schemaVersion).toBe(5);
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
     expect(store.database.prepare("SELECT value FROM meta WHERE key = 'search_copy'").pluck().get()).toBe("kept");
     expect(store.search({ text: "planning experiment" }).map((h) => h.snippet)).toEqual(["the experiment branch reads notes/planning.md"]);
     const [s] = store.listSessions();

@@ -14,7 +14,18 @@ import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
-import { derivable, derivedSearchText, fts5Query, matchesTerms, type SearchTerms, searchHit, searchLimit, searchTerms } from "../search.ts";
+import {
+  derivable,
+  derivedSearchText,
+  fts5Query,
+  fts5Words,
+  MAX_SEARCH_LIMIT,
+  matchesTerms,
+  type SearchTerms,
+  searchHit,
+  searchLimit,
+  searchTerms,
+} from "../search.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -50,7 +61,7 @@ import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
-import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION } from "./schema.ts";
+import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION, WORD_SEARCH_VERSION } from "./schema.ts";
 import { Segments, type Span } from "./segments.ts";
 import { type EventRow, type KeptSearchRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
@@ -84,6 +95,8 @@ export class SqliteBackend implements Store {
   #closed = false;
   /** Whether the search index keeps no copy of derived texts (SE-8); undefined: not read yet. */
   #noCopy: boolean | undefined;
+  /** Whether the search index holds words without their positions (SE-9); undefined: not read yet. */
+  #wordsOnly: boolean | undefined;
   /** The collection generation the snapshot chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
   #gcSeen: number | undefined;
   /** How the file is read (ST-24). */
@@ -248,15 +261,17 @@ export class SqliteBackend implements Store {
     if (session !== undefined && !/^[0-9A-Za-z]+$/.test(session)) return [];
     // The index and its pending tail, read in one state (a move between two reads would hide rows).
     const rows = this.readTransaction(() => {
-      const indexed = this.#contentless()
-        ? this.#derivedTexts(
-            session === undefined
-              ? this.#st.searchKept.all(fts5Query(terms), before, limit)
-              : this.#st.searchKeptIn.all(fts5Query(terms, session), before, session, limit),
-          )
-        : session === undefined
-          ? this.#st.search.all(fts5Query(terms), before, limit)
-          : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
+      const indexed = this.#wordIndex()
+        ? this.#wordHits(terms, before, session, limit)
+        : this.#contentless()
+          ? this.#derivedTexts(
+              session === undefined
+                ? this.#st.searchKept.all(fts5Query(terms), before, limit)
+                : this.#st.searchKeptIn.all(fts5Query(terms, session), before, session, limit),
+            )
+          : session === undefined
+            ? this.#st.search.all(fts5Query(terms), before, limit)
+            : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
       const pending = this.#pendingHits(terms, before, session);
       return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
     });
@@ -270,6 +285,46 @@ export class SqliteBackend implements Store {
   #contentless(): boolean {
     this.#noCopy ??= this.schemaVersion >= SEARCH_TEXT_VERSION && this.#st.searchCopy.get() === undefined;
     return this.#noCopy;
+  }
+
+  /**
+   * Whether the index records which events hold a word but not where (FTS5 `detail = none`, SE-9):
+   * a schema 6 file whose index was made so (one that held rows when it migrated keeps its positions).
+   */
+  #wordIndex(): boolean {
+    this.#wordsOnly ??=
+      this.schemaVersion >= WORD_SEARCH_VERSION &&
+      /\bdetail\s*=\s*'?none\b/i.test(
+        String(this.#db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'search'").pluck().get() ?? ""),
+      );
+    return this.#wordsOnly;
+  }
+
+  /**
+   * The newest `limit` indexed hits of an index of words (SE-9): its candidates — events holding
+   * every word, newest first, read a page at a time — kept when their text holds every term as
+   * `matchesTerms` reads it (a phrase's words adjacent and in order, a word in the text and not
+   * only in the session id). A text derived in a process that has no function for its kind is not
+   * the one indexed (SE-8): such a candidate is kept as the index gives it.
+   */
+  #wordHits(terms: SearchTerms, before: number, session: string | undefined, limit: number): SearchRow[] {
+    const match = fts5Words(terms, session);
+    const out: SearchRow[] = [];
+    let below = before;
+    for (let page = limit; ; page = Math.min(page * 2, MAX_SEARCH_LIMIT)) {
+      const rows =
+        session === undefined ? this.#st.searchKept.all(match, below, page) : this.#st.searchKeptIn.all(match, below, session, page);
+      const texts = this.#derivedTexts(rows);
+      for (let i = 0; i < texts.length; i++) {
+        const r = texts[i] as SearchRow;
+        const exact = (rows[i] as KeptSearchRow).text !== null || derivable(r.kind, true);
+        if (exact && !matchesTerms(r.text, terms)) continue;
+        out.push(r);
+        if (out.length === limit) return out;
+      }
+      if (rows.length < page) return out;
+      below = (rows[rows.length - 1] as KeptSearchRow).id;
+    }
   }
 
   /** Hits of the contentless index with their texts: the one kept apart, else derived again from the payload (one read for all of them). */

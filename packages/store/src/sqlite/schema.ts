@@ -10,7 +10,7 @@ import { digestBytes } from "../digest.ts";
 export const APPLICATION_ID = 0x53545241;
 
 /** The schema version this build writes. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The first schema version whose events carry digests and which has the lease table (ST-21, ST-23). */
 export const DIGEST_VERSION = 3;
@@ -24,6 +24,16 @@ export const SEARCH_TEXT_VERSION = 5;
 /** The FTS5 table of version 5: no content of its own (`content=''`), rows deletable by rowid. */
 export const CONTENTLESS_SEARCH =
   "CREATE VIRTUAL TABLE search USING fts5(text, session, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0')";
+
+/** The first schema version whose search index may hold words without their positions (SE-9, decision 0046). */
+export const WORD_SEARCH_VERSION = 6;
+
+/**
+ * The FTS5 table of version 6: contentless, and `detail = none` — which events hold a word, not
+ * where in them (SE-9): phrases and the session are checked on the candidates it gives.
+ */
+export const WORD_SEARCH =
+  "CREATE VIRTUAL TABLE search USING fts5(text, session, content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0')";
 
 export interface Migration {
   readonly version: number;
@@ -281,5 +291,27 @@ const V5: Migration = {
   },
 };
 
+/**
+ * Version 6 (decision 0046): the search index records which events hold a word, not where in them
+ * (FTS5 `detail = none`, SE-9). Positions were most of the index (about 0.8 KB of a 2.5 KB step,
+ * a third of the file) and of an append's cost; a phrase is now checked on the text of each
+ * candidate the words give, as the pending rows always were. A file whose index holds rows (or
+ * keeps its version 4 copy) keeps it, positions and all, and searches it as before: rebuilding it
+ * would re-derive and re-tokenize every indexed event while the file opens. An index with no row
+ * yet is made anew. `readable`: a version 5 file is read as it is.
+ */
+const V6: Migration = {
+  version: 6,
+  description: "a search index of words without positions",
+  readable: true,
+  up(db) {
+    const kept = db.prepare("SELECT 1 FROM meta WHERE key = 'search_copy'").get() !== undefined;
+    const indexed = db.prepare("SELECT rowid FROM search LIMIT 1").get() !== undefined;
+    if (kept || indexed) return;
+    db.exec("DROP TABLE search");
+    db.exec(WORD_SEARCH);
+  },
+};
+
 /** Every migration, in order. A migration never changes once released. */
-export const MIGRATIONS: readonly Migration[] = [V1, V2, V3, V4, V5];
+export const MIGRATIONS: readonly Migration[] = [V1, V2, V3, V4, V5, V6];
