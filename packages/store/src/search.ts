@@ -168,6 +168,21 @@ export function derivable(kind: string, derived: boolean | undefined): boolean {
 }
 
 /**
+ * The text the function registered for `kind` derives from `data` (SE-10's sweep): undefined when
+ * none is registered in this process, the payload has no searchable text, or the function cannot
+ * read it.
+ */
+export function derivedTextOf(kind: string, data: string): string | undefined {
+  const derive = DERIVED.get(kind);
+  if (derive === undefined) return undefined;
+  try {
+    return derive(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The searchable text of an event indexed without a copy: derived from its payload by the function
  * registered for its kind; in a process where none is registered (the store used without the code
  * that wrote the event), the payload's string values in order, one a line, so the snippet still

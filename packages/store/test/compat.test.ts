@@ -85,7 +85,7 @@ const PINNED: Record<string, { sessions: number; branches: number; events: numbe
     branches: 4,
     events: 13,
     schema: 6,
-    hash: "ae5e43902d6bb3d22046e39c82eb96b339f51ca7c37733b534ba36baf1d5ff4b",
+    hash: "afd63977bf118bde95e0f057e7bb8651728bc85c98652ba86590dd3feea37546",
   },
   "fixtures/sessions/0.1.0.db": {
     sessions: 1,

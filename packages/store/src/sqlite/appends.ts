@@ -6,6 +6,11 @@
  * insert and a sha256. Everything else (group commits, the first append after a fork or rewind, a
  * tip another process moved) takes the slow path in a transaction, which reads the head and opens
  * a segment when the branch is pinned. The tip hints change undoably (ST-12).
+ *
+ * Searchable text (SE-4, SE-10): a text the store cannot derive again is written as a pending row
+ * in the append's transaction. A text it can derive (SE-8) is written nowhere: the event stays
+ * above its kind's watermark, and this connection keeps the text in memory until its next flush
+ * indexes it — so such an append is still the one-statement fast path.
  */
 import { notFound } from "../checks.ts";
 import { digestBytes } from "../digest.ts";
@@ -32,6 +37,26 @@ interface Tip {
 type HeadRow = { readonly segment: number; readonly depth: number; readonly digest: Buffer | null };
 
 /** What appends use of their backend. */
+/** A derived text this connection appended and has not indexed yet (SE-10). */
+export interface HeldText {
+  /**
+   * The event's session. SQLite hands the ids of removed events out again, and only whole
+   * sessions are removed: a held text is used only for an event of the session it was held for.
+   */
+  readonly session: SessionId;
+  readonly text: string;
+}
+
+/**
+ * Most derived texts one connection holds (SE-10). Past it — a group commit or import of many
+ * events in one transaction, or flushes another writer's lock kept failing — a held text is written
+ * as a pending row instead, so a writer's memory stays bounded.
+ */
+export const HOLD_MAX = 4096;
+
+/** The meta key of the watermark of `kind`'s derived texts (SE-10). */
+export const watermarkKey = (kind: string): string => `search_upto:${kind}`;
+
 export interface AppendHost {
   readonly st: Statements;
   readonly undo: UndoLog;
@@ -51,14 +76,41 @@ export class Appends {
   /** Last known tip of branches this process appended to (fast-path hint; verified by SQL). */
   readonly #tips = new Map<string, Tip>();
 
-  /** Search rows this connection added to `search_pending` since it last moved them into the index (SE-4). */
+  /** Search rows this connection added to `search_pending`, and derived texts it held, since it last flushed (SE-4, SE-10). */
   pending = 0;
+
+  /** The derived texts this connection appended since its last flush, by event id (SE-10). */
+  readonly held = new Map<number, HeldText>();
+
+  /** Kinds whose watermark this connection has seen in the file (a watermark is never removed). */
+  readonly #marked = new Map<string, true>();
 
   constructor(private readonly host: AppendHost) {}
 
-  /** The pending search row of event `id` (SE-4), saying whether its text is derived from the payload (SE-8). */
-  #pend(id: number, session: SessionId, e: EventInput, text: string): void {
-    this.host.st.insertPendingOf.run(id, session, text, derivable(e.kind, e.searchDerived) ? 1 : 0);
+  /** Whether `e`'s text is derived again from its payload (SE-8), so that it is held, not written (SE-10). */
+  #holds(e: EventInput): boolean {
+    return e.search !== undefined && derivable(e.kind, e.searchDerived);
+  }
+
+  /**
+   * Makes sure the watermark of `kind` exists before its first held event is inserted: at the
+   * newest id then, so every event of the kind appended from now on is above it (SE-10).
+   */
+  #mark(kind: string): void {
+    if (this.#marked.has(kind)) return;
+    this.host.st.ensureWatermark.run(watermarkKey(kind));
+    this.host.undo.remember(this.#marked, kind, true);
+  }
+
+  /** Records the search text of inserted event `id`: held in memory when derived (SE-10), else a pending row (SE-4). */
+  #searchable(id: number, session: SessionId, e: EventInput): void {
+    if (e.search === undefined) return;
+    // A spilled derived text is a pending row marked derived (no kept copy when it moves, SE-8).
+    // Outside a transaction it is a second statement: a crash between the two leaves the event
+    // above its watermark, indexed from its payload by the next sweep.
+    if (!this.#holds(e)) this.host.st.insertPendingOf.run(id, session, e.search, 0);
+    else if (this.held.size < HOLD_MAX) this.host.undo.set(this.held, id, { session, text: e.search });
+    else this.host.st.insertPendingOf.run(id, session, e.search, 1);
     this.pending++;
   }
 
@@ -69,11 +121,13 @@ export class Appends {
     const tip = this.#tips.get(key);
     // Fast path: this branch owns its segment and we know its tip. One statement, autocommit;
     // its WHERE clause is the compare-and-swap (ST-9), and the fencing check when a lease is given.
-    // An event with searchable text is two rows (its pending search row, SE-4), in one transaction.
+    // An event with a text the store cannot derive is two rows (its pending search row, SE-4), in
+    // one transaction; a derived text is held in memory (SE-10).
     if (events.length === 1 && tip !== undefined && tip.id === expectedHead) {
-      if ((events[0] as EventInput).search !== undefined && !this.host.inTransaction())
-        return this.host.tx(() => this.append(session, branch, expectedHead, events, lease));
       const e = events[0] as EventInput;
+      if (e.search !== undefined && !this.#holds(e) && !this.host.inTransaction())
+        return this.host.tx(() => this.append(session, branch, expectedHead, events, lease));
+      if (this.#holds(e)) this.#mark(e.kind);
       const ts = e.ts ?? this.host.clock("append");
       const label = e.label ?? null;
       const by = e.by ?? null;
@@ -106,7 +160,7 @@ export class Appends {
             );
       if (r.changes === 1) {
         const id = Number(r.lastInsertRowid) as EventId;
-        if (e.search !== undefined) this.#pend(id, session, e, e.search);
+        this.#searchable(id, session, e);
         undo.set(this.#tips, key, { segment: s, depth, id, digest });
         return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
       }
@@ -168,9 +222,10 @@ export class Appends {
     const by = e.by ?? null;
     const digest = digestBytes(priorDigest, e.kind, label, by, ts, e.data);
     const [blob, data] = this.host.blobs.payload(e.data);
+    if (this.#holds(e)) this.#mark(e.kind);
     const r = this.host.st.insertEvent.run(segment, depth, prior, e.kind, label, by, ts, digest, blob, data);
     const id = Number(r.lastInsertRowid) as EventId;
-    if (e.search !== undefined) this.#pend(id, session, e, e.search);
+    this.#searchable(id, session, e);
     return [{ id, session, prior, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }, digest];
   }
 

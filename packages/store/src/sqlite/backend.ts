@@ -16,7 +16,9 @@ import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
 import {
   derivable,
+  derivedKinds,
   derivedSearchText,
+  derivedTextOf,
   fts5Query,
   fts5Words,
   MAX_SEARCH_LIMIT,
@@ -53,7 +55,7 @@ import type {
   VerifyReport,
 } from "../types.ts";
 import { UndoLog } from "../undo.ts";
-import { Appends } from "./appends.ts";
+import { Appends, watermarkKey } from "./appends.ts";
 import { BlobTable } from "./blobs.ts";
 import { ChainReader } from "./chain-reader.ts";
 import { fromSqlite } from "./errors.ts";
@@ -61,7 +63,7 @@ import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
-import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION, WORD_SEARCH_VERSION } from "./schema.ts";
+import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION, WATERMARK_VERSION, WORD_SEARCH_VERSION } from "./schema.ts";
 import { Segments, type Span } from "./segments.ts";
 import { type EventRow, type KeptSearchRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
@@ -142,9 +144,96 @@ export class SqliteBackend implements Store {
       tx: (fn) => this.#tx(fn),
       inTransaction: () => this.#db.inTransaction,
     });
-    // Search rows a writer killed before moving them: the first writer to open the file moves them.
-    if (this.access === "read-write" && this.schemaVersion >= SEARCH_VERSION && (this.#st.countPending.get() ?? 0) > 0)
+    // Search rows a writer killed before moving them, and derived texts it held (SE-10): the
+    // first writer to open the file indexes them.
+    if (this.access === "read-write" && this.schemaVersion >= SEARCH_VERSION && ((this.#st.countPending.get() ?? 0) > 0 || this.#unswept()))
       this.#flushQuietly();
+  }
+
+  /** The watermark of each kind some writer held derived texts of (SE-10), by kind. */
+  #watermarks(): Map<string, number> {
+    const out = new Map<string, number>();
+    if (this.schemaVersion < WATERMARK_VERSION) return out;
+    for (const r of this.#st.watermarks.all()) out.set(r.key.slice(watermarkKey("").length), Number(r.value));
+    return out;
+  }
+
+  /** Whether an event of a kind this process derives is above its watermark (SE-10). */
+  #unswept(): boolean {
+    const marks = this.#watermarks();
+    return derivedKinds().some((k) => {
+      const w = marks.get(k);
+      return w !== undefined && this.#st.hasUnswept.get(w, k) !== undefined;
+    });
+  }
+
+  /**
+   * Indexes the events above each watermark of a kind this process derives (SE-10) — the texts
+   * this connection holds as they are, the others derived again from their payloads — and raises
+   * the watermark to the newest event; inside the flush's transaction. A kind no function is
+   * registered for here is left to a process that has one. Answers how many texts it indexed.
+   */
+  #sweep(): number {
+    const marks = this.#watermarks();
+    const held = this.#appends.held;
+    let n = 0;
+    for (const kind of derivedKinds()) {
+      const w = marks.get(kind);
+      if (w === undefined) continue;
+      const rows = this.#st.unswept.all(w, kind);
+      const texts = new Map<number, string | undefined>();
+      const missing: EventId[] = [];
+      for (const r of rows) {
+        const h = held.get(r.id);
+        if (h !== undefined && h.session === r.session) texts.set(r.id, h.text);
+        else missing.push(r.id as EventId);
+      }
+      if (missing.length > 0) for (const [id, data] of this.eventData(missing)) texts.set(id, derivedTextOf(kind, data));
+      for (const r of rows) {
+        const text = texts.get(r.id);
+        if (text === undefined) continue;
+        this.#st.insertSearch.run(r.id, text, r.session);
+        n++;
+      }
+      this.#st.raiseWatermark.run(watermarkKey(kind));
+    }
+    return n;
+  }
+
+  /**
+   * The events above their kind's watermark (SE-10) that hold every term, newest first: texts
+   * this connection holds, else derived from the payload (read only for the rows whose payload
+   * holds the query's ASCII words, as `LIKE` reads them: a word of the text is in the payload's
+   * JSON as it is). At most the texts written since each writer's last flush.
+   */
+  #unsweptHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
+    const out: SearchRow[] = [];
+    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
+    for (const [kind, w] of this.#watermarks()) {
+      const sql = `SELECT e.id, e.kind, e.label, e.by, e.ts, g.session FROM events e JOIN segments g ON g.id = e.segment
+        WHERE e.id > ? AND e.kind = ? AND e.id < ?${session === undefined ? "" : " AND g.session = ?"}
+          ${likes.map(() => " AND (e.blob IS NOT NULL OR e.data LIKE ?)").join("")}
+          AND NOT EXISTS (SELECT 1 FROM search_pending p WHERE p.id = e.id)
+          AND NOT EXISTS (SELECT 1 FROM search x WHERE x.rowid = e.id)
+        ORDER BY e.id DESC`;
+      const args: unknown[] = [w, kind, before, ...(session === undefined ? [] : [session]), ...likes.map((x) => `%${x}%`)];
+      const rows = this.#db.prepare(sql).all(...args) as Omit<SearchRow, "text">[];
+      if (rows.length === 0) continue;
+      const held = this.#appends.held;
+      const missing = rows.filter((r) => held.get(r.id)?.session !== r.session).map((r) => r.id as EventId);
+      const data = missing.length === 0 ? undefined : this.eventData(missing);
+      for (const r of rows) {
+        const h = held.get(r.id);
+        const text =
+          h !== undefined && h.session === r.session
+            ? h.text
+            : derivedKinds().includes(kind)
+              ? derivedTextOf(kind, data?.get(r.id as EventId) ?? "")
+              : derivedSearchText(kind, data?.get(r.id as EventId) ?? "");
+        if (text !== undefined && matchesTerms(text, terms)) out.push({ ...r, text });
+      }
+    }
+    return out;
   }
 
   /**
@@ -272,7 +361,7 @@ export class SqliteBackend implements Store {
           : session === undefined
             ? this.#st.search.all(fts5Query(terms), before, limit)
             : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
-      const pending = this.#pendingHits(terms, before, session);
+      const pending = [...this.#pendingHits(terms, before, session), ...this.#unsweptHits(terms, before, session)];
       return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
     });
     return rows.map((r) => searchHit(r, terms));
@@ -360,6 +449,8 @@ export class SqliteBackend implements Store {
     if (this.schemaVersion < SEARCH_VERSION || this.access !== "read-write" || this.#db.inTransaction) return 0;
     try {
       const moved = this.#tx(() => {
+        // The sweep first: it passes over the events that have pending rows, which move next.
+        const swept = this.schemaVersion >= WATERMARK_VERSION ? this.#sweep() : 0;
         const n = this.#st.countPending.get() ?? 0;
         if (n > 0) {
           this.#st.movePending.run();
@@ -367,9 +458,10 @@ export class SqliteBackend implements Store {
           if (this.#contentless()) this.#st.moveTexts.run();
           this.#st.clearPending.run();
         }
-        return n;
+        return n + swept;
       });
       this.#appends.pending = 0;
+      this.#appends.held.clear();
       return moved;
     } catch (e) {
       throw fromSqlite(e, "moving pending rows into the search index");

@@ -9,7 +9,7 @@ import { refuseDriven } from "../errors.ts";
 import { Reach } from "../reach.ts";
 import { type LeaseRow, leaseOf, type SessionRow, sessionOf } from "../rows.ts";
 import type { CollectOptions, CollectReport, LeaseInfo, RemovedSession, RemoveOptions, SessionId } from "../types.ts";
-import { SEARCH_TEXT_VERSION, SEARCH_VERSION } from "./schema.ts";
+import { SEARCH_TEXT_VERSION, SEARCH_VERSION, WATERMARK_VERSION } from "./schema.ts";
 
 /** The session id of the placeholder segment that keeps the highest segment id taken (see {@link removeSessionRows}). */
 const PLACEHOLDER = "";
@@ -59,6 +59,12 @@ export function removeSessionRows(db: Database.Database, version: number, id: Se
   }
   db.prepare(`DELETE FROM snapshots WHERE segment IN (${segs})`).run(id);
   db.prepare(`DELETE FROM events WHERE segment IN (${segs})`).run(id);
+  // SQLite hands the ids of the newest events removed to the next ones appended: a watermark above
+  // the newest event left would count those as indexed (SE-10).
+  if (version >= WATERMARK_VERSION)
+    db.prepare(
+      "UPDATE meta SET value = CAST(MIN(CAST(value AS INTEGER), (SELECT COALESCE(MAX(id), 0) FROM events)) AS TEXT) WHERE key LIKE 'search_upto:%'",
+    ).run();
   db.prepare("DELETE FROM branches WHERE session = ?").run(id);
   db.prepare("DELETE FROM leases WHERE session = ?").run(id);
   const top = Number(db.prepare("SELECT COALESCE(MAX(id), 0) FROM segments").pluck().get());

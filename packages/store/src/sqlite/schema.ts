@@ -29,6 +29,13 @@ export const CONTENTLESS_SEARCH =
 export const WORD_SEARCH_VERSION = 6;
 
 /**
+ * The first schema version whose derived texts are not written with their event: each kind's
+ * watermark (meta `search_upto:<kind>`) says up to which event they are indexed, and the events
+ * above it are swept into the index from their payloads (SE-10, decision 0046).
+ */
+export const WATERMARK_VERSION = 6;
+
+/**
  * The FTS5 table of version 6: contentless, and `detail = none` — which events hold a word, not
  * where in them (SE-9): phrases and the session are checked on the candidates it gives.
  */

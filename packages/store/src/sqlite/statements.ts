@@ -285,6 +285,25 @@ export function prepare(db: Database.Database, legacy = false) {
     insertSearchOf: command<[event: number, text: string, again: number]>(
       "INSERT OR REPLACE INTO search (rowid, text, session) SELECT ?, ?, g.session FROM events e JOIN segments g ON g.id = e.segment WHERE e.id = ?",
     ),
+    // The watermarks of derived texts (SE-10, schema 6): per kind, every event of it up to the
+    // value is indexed unless it has a pending row; above it, one may be indexed already (a pending
+    // row marked derived, moved by a process that does not sweep the kind).
+    watermarks: rows<[], { key: string; value: string }>("SELECT key, value FROM meta WHERE key LIKE 'search_upto:%'"),
+    ensureWatermark: command<[key: string]>(
+      "INSERT OR IGNORE INTO meta (key, value) SELECT ?, CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events",
+    ),
+    raiseWatermark: command<[key: string]>("UPDATE meta SET value = (SELECT CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events) WHERE key = ?"),
+    unswept: rows<[after: number, kind: string], UnsweptRow>(
+      `SELECT e.id, g.session FROM events e JOIN segments g ON g.id = e.segment
+       WHERE e.id > ? AND e.kind = ?
+         AND NOT EXISTS (SELECT 1 FROM search_pending p WHERE p.id = e.id)
+         AND NOT EXISTS (SELECT 1 FROM search x WHERE x.rowid = e.id)
+       ORDER BY e.id`,
+    ),
+    hasUnswept: values<[after: number, kind: string], number>("SELECT 1 FROM events WHERE id > ? AND kind = ? LIMIT 1"),
+    insertSearch: command<[event: number, text: string, session: string]>(
+      "INSERT OR REPLACE INTO search (rowid, text, session) VALUES (?, ?, ?)",
+    ),
     search: rows<[match: string, before: number, limit: number], SearchRow>(
       `SELECT x.rowid AS id, x.text, e.kind, e.label, e.by, e.ts, g.session
        FROM search x JOIN events e ON e.id = x.rowid JOIN segments g ON g.id = e.segment
@@ -333,6 +352,12 @@ export function prepare(db: Database.Database, legacy = false) {
 }
 
 export type Statements = ReturnType<typeof prepare>;
+
+/** An event above its kind's watermark with no pending row or kept text (SE-10): to be indexed from its derived text. */
+export interface UnsweptRow {
+  readonly id: number;
+  readonly session: string;
+}
 
 /** A search hit's row. */
 export interface SearchRow {
