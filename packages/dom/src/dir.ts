@@ -35,11 +35,29 @@ export function dirGet(dir: Dir, i: number): Slot {
   return node[i & MASK] as Slot;
 }
 
-/** Builds a directory from a dense list of slots (index = page number). */
+/**
+ * Builds a directory from a dense list of slots (index = page number): level by level, each node
+ * a slice of the level below (the shape `DirWriter` gives: a node ends at its last present entry,
+ * and a subtrie with no present slot is absent). One pass, no per-slot path walk — a snapshot of
+ * thousands of pages opens in a cold process without running the writer's loop for each.
+ */
 export function dirFromSlots(slots: readonly Slot[]): Dir {
-  const w = new DirWriter(EMPTY_DIR);
-  for (let i = 0; i < slots.length; i++) if (slots[i] !== undefined) w.set(i, slots[i]);
-  return w.finish();
+  let n = slots.length;
+  while (n > 0 && slots[n - 1] === undefined) n--;
+  if (n === 0) return EMPTY_DIR;
+  // `level[0 … n)` ends with a present entry at every level, so one node is left at the root.
+  let level: readonly unknown[] = slots;
+  for (let height = 1; ; height++) {
+    const nodes: unknown[] = [];
+    for (let at = 0; at < n; at += WIDTH) {
+      let end = Math.min(at + WIDTH, n);
+      while (end > at && level[end - 1] === undefined) end--;
+      nodes.push(end === at ? undefined : Object.freeze(level.slice(at, end)));
+    }
+    if (n <= WIDTH) return Object.freeze({ root: nodes[0] as Node, height });
+    level = nodes;
+    n = nodes.length;
+  }
 }
 
 /** Every present slot with its page number, in page order. */
