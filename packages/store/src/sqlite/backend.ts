@@ -1,7 +1,8 @@
 /**
  * The SQLite backend of `Store` (ST-1 … ST-14, ST-17 … ST-25): one file, WAL, the schema in
  * schema.ts; sessions, branches, forks and rewinds as pointer moves, chain reads (chain-reader.ts
- * over segments.ts), snapshots (snapshot-pages.ts), blobs (blobs.ts) and leases (leases.ts).
+ * over segments.ts), snapshots (snapshot-pages.ts), blobs (blobs.ts), leases (leases.ts) and the
+ * search index (search-index.ts).
  * Appends are compare-and-swap on the branch head, with one conditional INSERT on the fast path
  * (appends.ts).
  *
@@ -14,20 +15,6 @@ import { badTimestamp, checkBranchName, isTimestamp, notFound } from "../checks.
 import { HeadConflict, StoreError } from "../errors.ts";
 import { newSessionId } from "../ids.ts";
 import { branchOf, hexOf, metaOf, sessionOf, withPriors } from "../rows.ts";
-import {
-  derivable,
-  derivedKinds,
-  derivedSearchText,
-  derivedTextOf,
-  fts5Query,
-  fts5Words,
-  MAX_SEARCH_LIMIT,
-  matchesTerms,
-  type SearchTerms,
-  searchHit,
-  searchLimit,
-  searchTerms,
-} from "../search.ts";
 import { PageDirectories } from "../snapshot-pages.ts";
 import type { CreateSessionInput, Store, VerifyHooks } from "../store.ts";
 import type {
@@ -55,7 +42,7 @@ import type {
   VerifyReport,
 } from "../types.ts";
 import { UndoLog } from "../undo.ts";
-import { Appends, watermarkKey } from "./appends.ts";
+import { Appends } from "./appends.ts";
 import { BlobTable } from "./blobs.ts";
 import { ChainReader } from "./chain-reader.ts";
 import { fromSqlite } from "./errors.ts";
@@ -63,9 +50,10 @@ import { LeaseTable } from "./leases.ts";
 import { LegacyDigests } from "./legacy.ts";
 import type { OpenedDatabase } from "./open.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
-import { DIGEST_VERSION, SEARCH_TEXT_VERSION, SEARCH_VERSION, WATERMARK_VERSION, WORD_SEARCH_VERSION } from "./schema.ts";
+import { DIGEST_VERSION } from "./schema.ts";
+import { SearchIndex } from "./search-index.ts";
 import { Segments, type Span } from "./segments.ts";
-import { type EventRow, type KeptSearchRow, type MetaRow, prepare, type SearchRow, type Statements } from "./statements.ts";
+import { type EventRow, type MetaRow, prepare, type Statements } from "./statements.ts";
 import { verifyStore } from "./verify.ts";
 
 /** Pending search rows an appending connection gathers before it moves them into the index (SE-4). */
@@ -95,10 +83,8 @@ export class SqliteBackend implements Store {
   /** The caches above change undoably inside transactions: a rollback takes its changes with it (ST-12). */
   readonly #undo = new UndoLog();
   #closed = false;
-  /** Whether the search index keeps no copy of derived texts (SE-8); undefined: not read yet. */
-  #noCopy: boolean | undefined;
-  /** Whether the search index holds words without their positions (SE-9); undefined: not read yet. */
-  #wordsOnly: boolean | undefined;
+  /** The full-text index and its pending tail (SE-4 … SE-10). */
+  readonly #search: SearchIndex;
   /** The collection generation the snapshot chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
   #gcSeen: number | undefined;
   /** How the file is read (ST-24). */
@@ -146,94 +132,19 @@ export class SqliteBackend implements Store {
     });
     // Search rows a writer killed before moving them, and derived texts it held (SE-10): the
     // first writer to open the file indexes them.
-    if (this.access === "read-write" && this.schemaVersion >= SEARCH_VERSION && ((this.#st.countPending.get() ?? 0) > 0 || this.#unswept()))
-      this.#flushQuietly();
-  }
-
-  /** The watermark of each kind some writer held derived texts of (SE-10), by kind. */
-  #watermarks(): Map<string, number> {
-    const out = new Map<string, number>();
-    if (this.schemaVersion < WATERMARK_VERSION) return out;
-    for (const r of this.#st.watermarks.all()) out.set(r.key.slice(watermarkKey("").length), Number(r.value));
-    return out;
-  }
-
-  /** Whether an event of a kind this process derives is above its watermark (SE-10). */
-  #unswept(): boolean {
-    const marks = this.#watermarks();
-    return derivedKinds().some((k) => {
-      const w = marks.get(k);
-      return w !== undefined && this.#st.hasUnswept.get(w, k) !== undefined;
+    this.#search = new SearchIndex({
+      db: this.#db,
+      st: this.#st,
+      appends: this.#appends,
+      path,
+      schemaVersion: this.schemaVersion,
+      writable: this.access === "read-write",
+      tx: (fn) => this.#tx(fn),
+      read: (fn) => this.readTransaction(fn),
+      eventData: (ids) => this.eventData(ids),
+      eventKind: (id) => this.eventMeta(id)?.kind,
     });
-  }
-
-  /**
-   * Indexes the events above each watermark of a kind this process derives (SE-10) — the texts
-   * this connection holds as they are, the others derived again from their payloads — and raises
-   * the watermark to the newest event; inside the flush's transaction. A kind no function is
-   * registered for here is left to a process that has one. Answers how many texts it indexed.
-   */
-  #sweep(): number {
-    const marks = this.#watermarks();
-    const held = this.#appends.held;
-    let n = 0;
-    for (const kind of derivedKinds()) {
-      const w = marks.get(kind);
-      if (w === undefined) continue;
-      const rows = this.#st.unswept.all(w, kind);
-      const texts = new Map<number, string | undefined>();
-      const missing: EventId[] = [];
-      for (const r of rows) {
-        const h = held.get(r.id);
-        if (h !== undefined && h.session === r.session) texts.set(r.id, h.text);
-        else missing.push(r.id as EventId);
-      }
-      if (missing.length > 0) for (const [id, data] of this.eventData(missing)) texts.set(id, derivedTextOf(kind, data));
-      for (const r of rows) {
-        const text = texts.get(r.id);
-        if (text === undefined) continue;
-        this.#st.insertSearch.run(r.id, text, r.session);
-        n++;
-      }
-      this.#st.raiseWatermark.run(watermarkKey(kind));
-    }
-    return n;
-  }
-
-  /**
-   * The events above their kind's watermark (SE-10) that hold every term, newest first: texts
-   * this connection holds, else derived from the payload (read only for the rows whose payload
-   * holds the query's ASCII words, as `LIKE` reads them: a word of the text is in the payload's
-   * JSON as it is). At most the texts written since each writer's last flush.
-   */
-  #unsweptHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
-    const out: SearchRow[] = [];
-    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
-    for (const [kind, w] of this.#watermarks()) {
-      const sql = `SELECT e.id, e.kind, e.label, e.by, e.ts, g.session FROM events e JOIN segments g ON g.id = e.segment
-        WHERE e.id > ? AND e.kind = ? AND e.id < ?${session === undefined ? "" : " AND g.session = ?"}
-          ${likes.map(() => " AND (e.blob IS NOT NULL OR e.data LIKE ?)").join("")}
-          AND NOT EXISTS (SELECT 1 FROM search_pending p WHERE p.id = e.id)
-          AND NOT EXISTS (SELECT 1 FROM search x WHERE x.rowid = e.id)
-        ORDER BY e.id DESC`;
-      const args: unknown[] = [w, kind, before, ...(session === undefined ? [] : [session]), ...likes.map((x) => `%${x}%`)];
-      const rows = this.#db.prepare(sql).all(...args) as Omit<SearchRow, "text">[];
-      if (rows.length === 0) continue;
-      const held = this.#appends.held;
-      const missing = rows.filter((r) => held.get(r.id)?.session !== r.session).map((r) => r.id as EventId);
-      const data = missing.length === 0 ? undefined : this.eventData(missing);
-      for (const r of rows) {
-        const h = held.get(r.id);
-        const text =
-          h !== undefined && h.session === r.session
-            ? h.text
-            : derivedKinds().includes(kind)
-              ? derivedTextOf(kind, data?.get(r.id as EventId) ?? "")
-              : derivedSearchText(kind, data?.get(r.id as EventId) ?? "");
-        if (text !== undefined && matchesTerms(text, terms)) out.push({ ...r, text });
-      }
-    }
-    return out;
+    if (this.#search.leftByAKilledWriter()) this.#flushQuietly();
   }
 
   /**
@@ -339,173 +250,22 @@ export class SqliteBackend implements Store {
     }));
   }
 
-  // ── search (SE-4 … SE-6) ────────────────────────────────────────────────────────────────────
+  // ── search (SE-4 … SE-10: search-index.ts) ──────────────────────────────────────────────────
 
   search(query: SearchQuery): SearchHit[] {
-    const terms = searchTerms(query.text);
-    const limit = searchLimit(query);
-    this.#searchable();
-    const before = query.before ?? Number.MAX_SAFE_INTEGER;
-    const session = query.session;
-    if (session !== undefined && !/^[0-9A-Za-z]+$/.test(session)) return [];
-    // The index and its pending tail, read in one state (a move between two reads would hide rows).
-    const rows = this.readTransaction(() => {
-      const indexed = this.#wordIndex()
-        ? this.#wordHits(terms, before, session, limit)
-        : this.#contentless()
-          ? this.#derivedTexts(
-              session === undefined
-                ? this.#st.searchKept.all(fts5Query(terms), before, limit)
-                : this.#st.searchKeptIn.all(fts5Query(terms, session), before, session, limit),
-            )
-          : session === undefined
-            ? this.#st.search.all(fts5Query(terms), before, limit)
-            : this.#st.searchIn.all(fts5Query(terms, session), before, session, limit);
-      const pending = [...this.#pendingHits(terms, before, session), ...this.#unsweptHits(terms, before, session)];
-      return pending.length === 0 ? indexed : [...pending, ...indexed].sort((a, b) => b.id - a.id).slice(0, limit);
-    });
-    return rows.map((r) => searchHit(r, terms));
+    return this.#search.search(query);
   }
 
-  /**
-   * Whether the index keeps no copy of derived texts (SE-8): a version 5 file whose index was made
-   * so (not one whose version 4 index was kept, meta `search_copy`).
-   */
-  #contentless(): boolean {
-    this.#noCopy ??= this.schemaVersion >= SEARCH_TEXT_VERSION && this.#st.searchCopy.get() === undefined;
-    return this.#noCopy;
-  }
-
-  /**
-   * Whether the index records which events hold a word but not where (FTS5 `detail = none`, SE-9):
-   * a schema 6 file whose index was made so (one that held rows when it migrated keeps its positions).
-   */
-  #wordIndex(): boolean {
-    this.#wordsOnly ??=
-      this.schemaVersion >= WORD_SEARCH_VERSION &&
-      /\bdetail\s*=\s*'?none\b/i.test(
-        String(this.#db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'search'").pluck().get() ?? ""),
-      );
-    return this.#wordsOnly;
-  }
-
-  /**
-   * The newest `limit` indexed hits of an index of words (SE-9): its candidates — events holding
-   * every word, newest first, read a page at a time — kept when their text holds every term as
-   * `matchesTerms` reads it (a phrase's words adjacent and in order, a word in the text and not
-   * only in the session id). A text derived in a process that has no function for its kind is not
-   * the one indexed (SE-8): such a candidate is kept as the index gives it.
-   */
-  #wordHits(terms: SearchTerms, before: number, session: string | undefined, limit: number): SearchRow[] {
-    const match = fts5Words(terms, session);
-    const out: SearchRow[] = [];
-    let below = before;
-    for (let page = limit; ; page = Math.min(page * 2, MAX_SEARCH_LIMIT)) {
-      const rows =
-        session === undefined ? this.#st.searchKept.all(match, below, page) : this.#st.searchKeptIn.all(match, below, session, page);
-      const texts = this.#derivedTexts(rows);
-      for (let i = 0; i < texts.length; i++) {
-        const r = texts[i] as SearchRow;
-        const exact = (rows[i] as KeptSearchRow).text !== null || derivable(r.kind, true);
-        if (exact && !matchesTerms(r.text, terms)) continue;
-        out.push(r);
-        if (out.length === limit) return out;
-      }
-      if (rows.length < page) return out;
-      below = (rows[rows.length - 1] as KeptSearchRow).id;
-    }
-  }
-
-  /** Hits of the contentless index with their texts: the one kept apart, else derived again from the payload (one read for all of them). */
-  #derivedTexts(rows: readonly KeptSearchRow[]): SearchRow[] {
-    const missing = rows.filter((r) => r.text === null).map((r) => r.id as EventId);
-    const data = missing.length === 0 ? undefined : this.eventData(missing);
-    return rows.map((r) =>
-      r.text !== null ? (r as SearchRow) : { ...r, text: derivedSearchText(r.kind, data?.get(r.id as EventId) ?? "") },
-    );
-  }
-
-  /**
-   * The pending rows (not yet moved into the index) that hold every term, newest first: narrowed
-   * in SQL by `LIKE` on the ASCII words (LIKE folds ASCII case), matched word by word here by the
-   * rule the index applies (`matchesTerms`). At most a few hundred rows per writer.
-   */
-  #pendingHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
-    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
-    const sql = `SELECT p.id, p.text, e.kind, e.label, e.by, e.ts, p.session
-      FROM search_pending p JOIN events e ON e.id = p.id
-      WHERE p.id < ?${session === undefined ? "" : " AND p.session = ?"}${likes.map(() => " AND p.text LIKE ?").join("")}
-      ORDER BY p.id DESC`;
-    const args: unknown[] = [before, ...(session === undefined ? [] : [session]), ...likes.map((w) => `%${w}%`)];
-    return (this.#db.prepare(sql).all(...args) as SearchRow[]).filter((r) => matchesTerms(r.text, terms));
-  }
-
-  /**
-   * Moves the pending search rows into the full-text index (SE-4), in one transaction; answers how
-   * many moved. Appends do it every {@link SEARCH_BATCH} rows and `close` does it; a writer killed
-   * before leaves them pending, found by searches all the same, and the next writer moves them.
-   */
   flushSearch(): number {
-    if (this.schemaVersion < SEARCH_VERSION || this.access !== "read-write" || this.#db.inTransaction) return 0;
-    try {
-      const moved = this.#tx(() => {
-        // The sweep first: it passes over the events that have pending rows, which move next.
-        const swept = this.schemaVersion >= WATERMARK_VERSION ? this.#sweep() : 0;
-        const n = this.#st.countPending.get() ?? 0;
-        if (n > 0) {
-          this.#st.movePending.run();
-          // The texts the index cannot derive again are kept apart (SE-8); a kept version 4 index holds them all.
-          if (this.#contentless()) this.#st.moveTexts.run();
-          this.#st.clearPending.run();
-        }
-        return n + swept;
-      });
-      this.#appends.pending = 0;
-      this.#appends.held.clear();
-      return moved;
-    } catch (e) {
-      throw fromSqlite(e, "moving pending rows into the search index");
-    }
+    return this.#search.flush();
   }
 
   searchBacklog(): number {
-    if (this.schemaVersion < SEARCH_VERSION) return 0;
-    const v = this.#st.searchBacklog.get();
-    return v === undefined ? 0 : Number(v);
+    return this.#search.backlog();
   }
 
   indexSearch(entries: readonly SearchEntry[], backlog: number): void {
-    this.#searchable();
-    try {
-      this.#tx(() => {
-        const now = this.searchBacklog();
-        if (backlog > now)
-          throw new StoreError("bad-input", `indexSearch: the backlog is ${now}; it can only go down (to ${backlog} asked)`);
-        for (const e of entries) {
-          if (e.event > now)
-            throw new StoreError(
-              "bad-input",
-              `indexSearch: event ${e.event} is above the backlog (${now}): it was indexed when it was written`,
-            );
-          this.#st.insertSearchOf.run(e.event, e.text, e.event);
-          if (this.#contentless() && !derivable(this.eventMeta(e.event)?.kind ?? "", e.derived))
-            this.#st.insertSearchText.run(e.event, e.text);
-        }
-        if (backlog === 0) this.#st.clearSearchBacklog.run();
-        else this.#st.setSearchBacklog.run(String(backlog));
-      });
-    } catch (e) {
-      throw fromSqlite(e, "indexing older events for search");
-    }
-  }
-
-  /** Refuses search on a file read as it is from before the index (schema 3, read-only). */
-  #searchable(): void {
-    if (this.schemaVersion < SEARCH_VERSION)
-      throw new StoreError(
-        "read-only",
-        `${this.path} is a store of schema version ${this.schemaVersion}, opened read-only as it is: it has no search index. Open it once for writing (\`strata search\` does, or any command that writes) to add the index; nothing was changed.`,
-      );
+    this.#search.index(entries, backlog);
   }
 
   findSessions(prefix: string): SessionInfo[] {
