@@ -62,3 +62,35 @@ export function run(
     p.on("close", (code) => resolve({ code, out, err }));
   });
 }
+
+/**
+ * Runs search-writer.ts on `path` (with `mode`, if any) and kills it with SIGKILL — the real
+ * process — once it has printed `target` committed events. Answers the printed events: step
+ * number → event id (a printed id was committed before it was printed).
+ */
+export function killWriterAfter(path: string, target: number, mode?: "derived"): Promise<Map<number, number>> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "search-writer.ts"), path, ...(mode === undefined ? [] : [mode])],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const out = new Map<number, number>();
+    let buf = "";
+    let err = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      buf += c.toString();
+      const lines = buf.split("\n");
+      buf = lines.pop() ?? "";
+      for (const l of lines) {
+        const [id, i] = l.split(" ").map(Number);
+        out.set(i as number, id as number);
+      }
+      if (out.size >= target) child.kill("SIGKILL");
+    });
+    child.stderr?.on("data", (c: Buffer) => {
+      err += c.toString();
+    });
+    child.on("close", (_code, signal) => (signal === "SIGKILL" ? done(out) : fail(new Error(`writer ended without a kill: ${err}`))));
+  });
+}

@@ -5,12 +5,11 @@
  * killed with SIGKILL (the real process) must leave every committed event found and no row of an
  * event that was not committed, with the next writer moving what it left.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type EventId, openStore, type SqliteStore } from "../src/index.ts";
-import { tempDir } from "./helpers.ts";
+import { killWriterAfter, tempDir } from "./helpers.ts";
 
 const WORDS = ["alpha", "Beta", "gamma", "read_file", "src/a.ts", "Décision", "ÉTÉ", "x1", "2026-11-02", "δέλτα", "日本語", "--", "✓"];
 const text = fc
@@ -121,31 +120,7 @@ describe("SE-4 SQLite: the pending tail and the index answer alike", () => {
       const setup = openStore(path);
       setup.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
       setup.close();
-      const printed = await new Promise<Map<number, number>>((resolve, reject) => {
-        const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "search-writer.ts"), path], {
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        const out = new Map<number, number>();
-        let buf = "";
-        let err = "";
-        const target = 50 + trial * 170 + Math.floor(Math.random() * 60);
-        child.stdout?.on("data", (c: Buffer) => {
-          buf += c.toString();
-          const lines = buf.split("\n");
-          buf = lines.pop() ?? "";
-          for (const l of lines) {
-            const [id, i] = l.split(" ").map(Number);
-            out.set(i as number, id as number);
-          }
-          if (out.size >= target) child.kill("SIGKILL");
-        });
-        child.stderr?.on("data", (c: Buffer) => {
-          err += c.toString();
-        });
-        child.on("close", (_code, signal) =>
-          signal === "SIGKILL" ? resolve(out) : reject(new Error(`writer ended without a kill: ${err}`)),
-        );
-      });
+      const printed = await killWriterAfter(path, 50 + trial * 170 + Math.floor(Math.random() * 60));
       const ro = openStore(path, { readonly: true }) as SqliteStore;
       const events = new Set(ro.database.prepare("SELECT id FROM events").pluck().all() as number[]);
       const rows = ro.database.prepare("SELECT id FROM search_pending UNION ALL SELECT rowid FROM search").pluck().all() as number[];

@@ -6,12 +6,12 @@
  * writer killed with SIGKILL (the real process) loses nothing a search finds; removal lowers the
  * watermark, so ids SQLite hands out again are indexed too.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type EventId, type EventInput, openStore, registerSearchText, type SessionId, type SqliteStore } from "../src/index.ts";
-import { tempDir } from "./helpers.ts";
+import { killWriterAfter, tempDir } from "./helpers.ts";
 
 const KIND = "held-test@1";
 registerSearchText(KIND, (data) => (JSON.parse(data) as { text: string }).text);
@@ -220,33 +220,7 @@ describe("SE-10 derived texts are held, not written, and found above the waterma
       const setup = openStore(path);
       setup.createSession({ genesis: { kind: "genesis@1", data: "{}" } });
       setup.close();
-      const printed = await new Promise<Map<number, number>>((resolve, reject) => {
-        const child: ChildProcess = spawn(
-          process.execPath,
-          ["--import", "tsx", join(import.meta.dirname, "search-writer.ts"), path, "derived"],
-          { stdio: ["ignore", "pipe", "pipe"] },
-        );
-        const out = new Map<number, number>();
-        let buf = "";
-        let err = "";
-        const target = 50 + trial * 170 + Math.floor(Math.random() * 60);
-        child.stdout?.on("data", (c: Buffer) => {
-          buf += c.toString();
-          const lines = buf.split("\n");
-          buf = lines.pop() ?? "";
-          for (const l of lines) {
-            const [id, i] = l.split(" ").map(Number);
-            out.set(i as number, id as number);
-          }
-          if (out.size >= target) child.kill("SIGKILL");
-        });
-        child.stderr?.on("data", (c: Buffer) => {
-          err += c.toString();
-        });
-        child.on("close", (_code, signal) =>
-          signal === "SIGKILL" ? resolve(out) : reject(new Error(`writer ended without a kill: ${err}`)),
-        );
-      });
+      const printed = await killWriterAfter(path, 50 + trial * 170 + Math.floor(Math.random() * 60), "derived");
       const ro = openStore(path, { readonly: true }) as SqliteStore;
       const events = ro.database.prepare("SELECT id FROM events WHERE kind = ? ORDER BY id DESC").pluck().all(KIND) as number[];
       const indexed = ro.database.prepare("SELECT rowid FROM search").pluck().all() as number[];
