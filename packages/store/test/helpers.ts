@@ -68,11 +68,11 @@ export function run(
  * process — once it has printed `target` committed events. Answers the printed events: step
  * number → event id (a printed id was committed before it was printed).
  */
-export function killWriterAfter(path: string, target: number, mode?: "derived"): Promise<Map<number, number>> {
+export function killWriterAfter(path: string, target: number, mode?: "derived", sessionIndex = 0): Promise<Map<number, number>> {
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(import.meta.dirname, "search-writer.ts"), path, ...(mode === undefined ? [] : [mode])],
+      ["--import", "tsx", join(import.meta.dirname, "search-writer.ts"), path, mode ?? "given", String(sessionIndex)],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     const out = new Map<number, number>();

@@ -214,6 +214,37 @@ describe("SE-10 derived texts are held, not written, and found above the waterma
     other.close();
   });
 
+  it("two writers of different sessions at once: each flush sweeps the other's events too; every committed event is found once, before and after both are killed", async () => {
+    const path = join(tempDir(), "two-writers.db");
+    const setup = openStore(path);
+    const ids = [0, 1].map(() => setup.createSession({ genesis: { kind: "genesis@1", data: "{}" } }).session.id).sort();
+    setup.close();
+    // Both past several flushes (every 256 held texts), killed at different moments.
+    const [a, b] = await Promise.all([killWriterAfter(path, 700, "derived", 0), killWriterAfter(path, 900, "derived", 1)]);
+    const check = (s: SqliteStore, what: string) => {
+      for (const [k, printed] of [a, b].entries())
+        for (const i of [0, 255, 256, 511, 699, printed.size - 1]) {
+          if (!printed.has(i)) continue;
+          expect(
+            s.search({ text: `token${i}`, session: ids[k] }).map((h) => h.event),
+            `${what}: token${i} of writer ${k}`,
+          ).toEqual([printed.get(i)]);
+        }
+      const events = s.database.prepare("SELECT count(*) FROM events WHERE kind = ?").pluck().get(KIND) as number;
+      expect(s.search({ text: "shared words", limit: 1000 }).length, `${what}: the newest 1,000 of all`).toBe(Math.min(1000, events));
+    };
+    const ro = openStore(path, { readonly: true }) as SqliteStore;
+    check(ro, "before any sweep of the killed writers' tails");
+    ro.close();
+    const rw = openStore(path) as SqliteStore;
+    const events = rw.database.prepare("SELECT count(*) FROM events WHERE kind = ?").pluck().get(KIND) as number;
+    expect(count(rw, "search"), "every event indexed once, none twice").toBe(events);
+    expect(watermark(rw)).toBe(String(maxId(rw)));
+    check(rw, "after the next writer's sweep");
+    expect(rw.verify().findings).toEqual([]);
+    rw.close();
+  }, 120_000);
+
   it("a writer killed with SIGKILL: every committed event is found before any flush, nothing else; the next writer indexes the rest", async () => {
     for (let trial = 0; trial < 4; trial++) {
       const path = join(tempDir(), `killed-${trial}.db`);
