@@ -190,7 +190,7 @@ function findAll(from: Format, path: string): { sources: Source[]; problems: Imp
     const bytes = readSource(file);
     const text = bytes.toString("utf8");
     const shown = isDir ? join(path, relative(path, file)) : file;
-    return { file: shown, sha256: sha256(bytes), files: [{ path: shown, text }], parse: () => parse(text, shown) };
+    return { file: shown, sha256: sha256(bytes), files: [{ path: shown, text, bytes }], parse: () => parse(text, shown) };
   });
   return { sources, problems: [] };
 }
@@ -218,7 +218,7 @@ function claudeCodeSources(found: readonly string[]): Source[] {
       return {
         file,
         sha256: read.length === 0 ? sha256(bytes) : sha256Of(file, bytes, read),
-        files: [{ path: file, text }, ...read.map((p) => ({ path: p.path, text: p.bytes.toString("utf8") }))],
+        files: [{ path: file, text, bytes }, ...read.map((p) => ({ path: p.path, text: p.bytes.toString("utf8"), bytes: p.bytes }))],
         parse: () => parseClaudeCode(text, file, agents),
       };
     });

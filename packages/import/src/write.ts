@@ -40,7 +40,14 @@ export const IMPORT = Object.freeze({
 export interface SourceFile {
   /** The path recorded (as given, relative to what was imported for a directory). */
   readonly path: string;
+  /** The file as text (what the reader parsed). */
   readonly text: string;
+  /**
+   * The file's bytes as read, which the blob holds (IM-4): byte for byte, also where they are not
+   * valid UTF-8 and `text` has U+FFFD instead. Absent: the UTF-8 of `text` (a source made as text,
+   * OpenCode's canonical one).
+   */
+  readonly bytes?: Uint8Array;
 }
 
 export interface WriteOptions {
@@ -256,7 +263,7 @@ function writeSource(main: Session, d: TreeDraft, foreign: ForeignSession, optio
   for (const [k, v] of Object.entries(foreign.links ?? {})) attrs[k] = clean(v);
   const children: NodeSpec[] = options.sources.map((s) => ({
     tag: TAG.diag,
-    attrs: { kind: IMPORT.sourceDiag, path: clean(s.path), hash: main.store.putBlob(s.text), chars: String(s.text.length) },
+    attrs: { kind: IMPORT.sourceDiag, path: clean(s.path), hash: main.store.putBlob(s.bytes ?? s.text), chars: String(s.text.length) },
   }));
   d.appendChild(meta, { tag: IMPORT.tag, attrs, children });
 }

@@ -94,6 +94,28 @@ describe("Claude Code", () => {
     session.close();
   });
 
+  it("IM-4 IM-9 a source that is not valid UTF-8 is kept byte for byte: its blob is the file, named by the recorded sha256", () => {
+    const store = tempStore();
+    const file = join(tempDir(), "latin1.jsonl");
+    // A summary record whose text holds a byte that is not UTF-8 (0xFF, a Latin-1 "ÿ" written by another tool).
+    const bytes = Buffer.concat([
+      readFileSync(FILE),
+      Buffer.from('{"type":"summary","summary":"caf'),
+      Buffer.of(0xff),
+      Buffer.from('","leafUuid":"x"}\n'),
+    ]);
+    writeFileSync(file, bytes);
+    const report = importForeign(store, { from: "claude-code", path: file });
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    const rec = metaOf(session.tree).children.find((c) => c.tag === IMPORT.tag) as Element;
+    const src = rec.children.find((c) => c.attrs.kind === IMPORT.sourceDiag) as Element;
+    expect(rec.attrs.sha256).toBe(sha256(bytes));
+    expect(store.getBlob(src.attrs.hash as string)?.equals(bytes), "the blob is the file's bytes").toBe(true);
+    expect(src.attrs.hash).toBe(sha256(bytes));
+    session.close();
+  });
+
   it("IM-5 malformed lines are problems with file and line; the rest is imported", () => {
     const store = tempStore();
     const file = join(DIR, "malformed.jsonl");
