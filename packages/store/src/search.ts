@@ -189,15 +189,9 @@ export function derivedTextOf(kind: string, data: string): string | undefined {
  * shows the words it was found by.
  */
 export function derivedSearchText(kind: string, data: string): string {
-  const derive = DERIVED.get(kind);
-  if (derive !== undefined) {
-    try {
-      const t = derive(data);
-      if (t !== undefined) return t;
-    } catch {
-      // a payload the function cannot read: its strings, as below
-    }
-  }
+  // A payload the function cannot read, or of a kind with none here: its strings, as below.
+  const derived = derivedTextOf(kind, data);
+  if (derived !== undefined) return derived;
   const out: string[] = [];
   try {
     const stack: unknown[] = [JSON.parse(data)];

@@ -102,13 +102,22 @@ export class Appends {
     this.host.undo.remember(this.#marked, kind, true);
   }
 
-  /** Records the search text of inserted event `id`: held in memory when derived (SE-10), else a pending row (SE-4). */
-  #searchable(id: number, session: SessionId, e: EventInput): void {
+  /** The derived text this connection holds for event `id` of `session` (SE-10), if any. */
+  heldText(id: number, session: string): string | undefined {
+    const h = this.held.get(id);
+    return h !== undefined && h.session === session ? h.text : undefined;
+  }
+
+  /**
+   * Records the search text of inserted event `id`: held in memory when derived (`holds`, SE-10),
+   * else a pending row (SE-4).
+   */
+  #searchable(id: number, session: SessionId, e: EventInput, holds: boolean): void {
     if (e.search === undefined) return;
     // A spilled derived text is a pending row marked derived (no kept copy when it moves, SE-8).
     // Outside a transaction it is a second statement: a crash between the two leaves the event
     // above its watermark, indexed from its payload by the next sweep.
-    if (!this.#holds(e)) this.host.st.insertPendingOf.run(id, session, e.search, 0);
+    if (!holds) this.host.st.insertPendingOf.run(id, session, e.search, 0);
     else if (this.held.size < HOLD_MAX) this.host.undo.set(this.held, id, { session, text: e.search });
     else this.host.st.insertPendingOf.run(id, session, e.search, 1);
     this.pending++;
@@ -125,9 +134,10 @@ export class Appends {
     // one transaction; a derived text is held in memory (SE-10).
     if (events.length === 1 && tip !== undefined && tip.id === expectedHead) {
       const e = events[0] as EventInput;
-      if (e.search !== undefined && !this.#holds(e) && !this.host.inTransaction())
+      const holds = this.#holds(e);
+      if (e.search !== undefined && !holds && !this.host.inTransaction())
         return this.host.tx(() => this.append(session, branch, expectedHead, events, lease));
-      if (this.#holds(e)) this.#mark(e.kind);
+      if (holds) this.#mark(e.kind);
       const ts = e.ts ?? this.host.clock("append");
       const label = e.label ?? null;
       const by = e.by ?? null;
@@ -160,7 +170,7 @@ export class Appends {
             );
       if (r.changes === 1) {
         const id = Number(r.lastInsertRowid) as EventId;
-        this.#searchable(id, session, e);
+        this.#searchable(id, session, e, holds);
         undo.set(this.#tips, key, { segment: s, depth, id, digest });
         return [{ id, session, prior: tip.id, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }];
       }
@@ -222,10 +232,11 @@ export class Appends {
     const by = e.by ?? null;
     const digest = digestBytes(priorDigest, e.kind, label, by, ts, e.data);
     const [blob, data] = this.host.blobs.payload(e.data);
-    if (this.#holds(e)) this.#mark(e.kind);
+    const holds = this.#holds(e);
+    if (holds) this.#mark(e.kind);
     const r = this.host.st.insertEvent.run(segment, depth, prior, e.kind, label, by, ts, digest, blob, data);
     const id = Number(r.lastInsertRowid) as EventId;
-    this.#searchable(id, session, e);
+    this.#searchable(id, session, e, holds);
     return [{ id, session, prior, depth, kind: e.kind, label, by, ts, digest: digest.toString("hex") }, digest];
   }
 

@@ -27,6 +27,13 @@ import { fromSqlite } from "./errors.ts";
 import { SEARCH_TEXT_VERSION, SEARCH_VERSION, WATERMARK_VERSION, WORD_SEARCH_VERSION } from "./schema.ts";
 import type { KeptSearchRow, SearchRow, Statements } from "./statements.ts";
 
+/**
+ * The words of `terms` a tail (pending rows, events above a watermark) is narrowed by in SQL:
+ * those of ASCII letters and digits, which `LIKE` finds in a text or payload as they are (it folds
+ * ASCII case); each row is then matched by `matchesTerms`.
+ */
+const likeWords = (terms: SearchTerms): string[] => terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
+
 /** What the index uses of its backend. */
 export interface SearchHost {
   readonly db: Database.Database;
@@ -86,20 +93,12 @@ export class SearchIndex {
    */
   #sweep(): number {
     const marks = this.#watermarks();
-    const held = this.#h.appends.held;
     let n = 0;
     for (const kind of derivedKinds()) {
       const w = marks.get(kind);
       if (w === undefined) continue;
       const rows = this.#h.st.unswept.all(w, kind);
-      const texts = new Map<number, string | undefined>();
-      const missing: EventId[] = [];
-      for (const r of rows) {
-        const h = held.get(r.id);
-        if (h !== undefined && h.session === r.session) texts.set(r.id, h.text);
-        else missing.push(r.id as EventId);
-      }
-      if (missing.length > 0) for (const [id, data] of this.#h.eventData(missing)) texts.set(id, derivedTextOf(kind, data));
+      const texts = this.#tailTexts(kind, rows);
       for (const r of rows) {
         const text = texts.get(r.id);
         if (text === undefined) continue;
@@ -119,7 +118,7 @@ export class SearchIndex {
    */
   #unsweptHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
     const out: SearchRow[] = [];
-    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
+    const likes = likeWords(terms);
     for (const [kind, w] of this.#watermarks()) {
       const sql = `SELECT e.id, e.kind, e.label, e.by, e.ts, g.session FROM events e JOIN segments g ON g.id = e.segment
         WHERE e.id > ? AND e.kind = ? AND e.id < ?${session === undefined ? "" : " AND g.session = ?"}
@@ -129,21 +128,32 @@ export class SearchIndex {
         ORDER BY e.id DESC`;
       const args: unknown[] = [w, kind, before, ...(session === undefined ? [] : [session]), ...likes.map((x) => `%${x}%`)];
       const rows = this.#h.db.prepare(sql).all(...args) as Omit<SearchRow, "text">[];
-      if (rows.length === 0) continue;
-      const held = this.#h.appends.held;
-      const missing = rows.filter((r) => held.get(r.id)?.session !== r.session).map((r) => r.id as EventId);
-      const data = missing.length === 0 ? undefined : this.#h.eventData(missing);
+      const texts = this.#tailTexts(kind, rows);
       for (const r of rows) {
-        const h = held.get(r.id);
-        const text =
-          h !== undefined && h.session === r.session
-            ? h.text
-            : derivedKinds().includes(kind)
-              ? derivedTextOf(kind, data?.get(r.id as EventId) ?? "")
-              : derivedSearchText(kind, data?.get(r.id as EventId) ?? "");
+        const text = texts.get(r.id);
         if (text !== undefined && matchesTerms(text, terms)) out.push({ ...r, text });
       }
     }
+    return out;
+  }
+
+  /**
+   * The texts of events above their kind's watermark (SE-10): the one this connection holds, else
+   * derived again from the payload (one read for all of them) — by the kind's function, and in a
+   * process that has none by SE-8's fallback text (which is never indexed: the sweep only takes
+   * kinds it has a function for). Undefined: the event has no searchable text.
+   */
+  #tailTexts(kind: string, rows: readonly { id: number; session: string }[]): Map<number, string | undefined> {
+    const out = new Map<number, string | undefined>();
+    const missing: EventId[] = [];
+    for (const r of rows) {
+      const held = this.#h.appends.heldText(r.id, r.session);
+      if (held !== undefined) out.set(r.id, held);
+      else missing.push(r.id as EventId);
+    }
+    if (missing.length === 0) return out;
+    const derive = derivedKinds().includes(kind) ? derivedTextOf : derivedSearchText;
+    for (const [id, data] of this.#h.eventData(missing)) out.set(id, derive(kind, data));
     return out;
   }
 
@@ -237,7 +247,7 @@ export class SearchIndex {
    * rule the index applies (`matchesTerms`). At most a few hundred rows per writer.
    */
   #pendingHits(terms: SearchTerms, before: number, session: string | undefined): SearchRow[] {
-    const likes = terms.flat().filter((w) => /^[a-z0-9]+$/.test(w));
+    const likes = likeWords(terms);
     const sql = `SELECT p.id, p.text, e.kind, e.label, e.by, e.ts, p.session
       FROM search_pending p JOIN events e ON e.id = p.id
       WHERE p.id < ?${session === undefined ? "" : " AND p.session = ?"}${likes.map(() => " AND p.text LIKE ?").join("")}
