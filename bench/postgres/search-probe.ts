@@ -6,6 +6,8 @@
  * warm), and prints the plan of the rare word's one-statement query for comparison.
  *
  * Run: npx tsx --conditions=@strata/source bench/postgres/search-probe.ts
+ * Knob: BENCH_TSV=positional builds the rows as schema version 2 wrote them (`to_tsvector`, with
+ * positions) instead of as version 3 writes them (decision 0048: the words, no positions).
  */
 
 import { openPgStore } from "@strata/store-postgres";
@@ -22,13 +24,14 @@ try {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   const t0 = Date.now();
+  const tsv = process.env.BENCH_TSV === "positional" ? "to_tsvector('simple', t)" : "array_to_tsvector(string_to_array(t, ' '))";
   // 10,000 sessions' worth of events in one segment per 100 (shape does not matter for search): 1M rows.
   const seg = (await c.query(`SELECT segment FROM bs.events LIMIT 1`)).rows[0]?.segment;
   await c.query(`CREATE TEMP TABLE vocab AS SELECT i, 'w' || i AS w FROM generate_series(0, 3999) i`);
   for (let b = 0; b < 10; b++) {
     await c.query(
       `INSERT INTO bs.events (segment, depth, prior, kind, label, by, ts, digest, blob, data, search, search_tsv)
-      SELECT $1, 1000 + g, NULL, 'patch@1', 'x', NULL, 0, '\\x00'::bytea, NULL, '{}', t, to_tsvector('simple', t)
+      SELECT $1, 1000 + g, NULL, 'patch@1', 'x', NULL, 0, '\\x00'::bytea, NULL, '{}', t, ${tsv}
       FROM (SELECT g, (SELECT string_agg('w' || floor(4000 * power(random(), 4))::int, ' ') FROM generate_series(1, 40) WHERE g > 0) || CASE WHEN g % 100 = 42 THEN ' ticket' || g ELSE '' END AS t
             FROM generate_series($2::int, $3::int) g) s`,
       [seg, b * 100000 + 1, (b + 1) * 100000],
@@ -38,7 +41,7 @@ try {
   await c.query("VACUUM ANALYZE bs.events");
   console.log("built", Date.now() - t0);
   const s2 = await openPgStore(url, { schema: "bs" });
-  for (const q of ["w0", "ticket500042", "w1 w2", '"w0 w1"', "w3999", "ticket900042", "ticket100042"]) {
+  for (const q of ["w0", "ticket500042", "w1 w2", '"w0 w1"', '"w1 w0 w2"', '"w3999 w0"', "w3999", "ticket900042", "ticket100042"]) {
     await s2.search({ text: q });
     const ts: number[] = [];
     let n = 0;

@@ -48,12 +48,15 @@ import {
   checkBranchName,
   damaged,
   decodeDirectory,
+  derivable,
   derivedKinds,
   derivedSearchText,
   digestBytes,
   isTimestamp,
   keptSearchText,
   leaseOf,
+  MAX_SEARCH_LIMIT,
+  matchesTerms,
   notFound,
   PageDirectories,
   type SearchHitRow,
@@ -70,7 +73,7 @@ import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
 import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
-import { ident, indexWords, TSV } from "./schema.ts";
+import { ident, indexWords, lexemeQuery, TSV } from "./schema.ts";
 
 /** Event ids a search walks down first before it asks the GIN index for the rest (SE-4). */
 const SEARCH_WINDOW = 10_000;
@@ -258,36 +261,61 @@ export class PgBackend implements AsyncStore {
   async search(query: SearchQuery): Promise<SearchHit[]> {
     const terms = searchTerms(query.text);
     const limit = searchLimit(query);
+    const lexemes = lexemeQuery(terms);
+    if (lexemes === undefined) return [];
+    // Candidates hold every word (decision 0048); unless they are exactly the terms' matches, each is
+    // checked on its text and the next page read until `limit` are kept (SE-9's rule, as on SQLite).
+    const out: SearchHit[] = [];
+    let below = query.before;
+    for (let page = limit; ; page = Math.min(page * 2, MAX_SEARCH_LIMIT)) {
+      const rows = await this.#candidates(lexemes.query, below, page, query.session);
+      // SE-8: a text the store did not keep (derived from the payload) is derived again, one read for all.
+      const missing = rows.filter((r) => r.text === null).map((r) => Number(r.id) as EventId);
+      const data = missing.length === 0 ? undefined : await this.eventData(missing);
+      for (const r of rows) {
+        const row = r as unknown as SearchHitRow;
+        const text = r.text !== null ? row.text : derivedSearchText(row.kind, data?.get(Number(r.id) as EventId) ?? "");
+        // A text derived in a process with no function for its kind is not the one indexed: kept as the index gives it.
+        const checkable = r.text !== null || derivable(row.kind, true);
+        if (!lexemes.exact && checkable && !matchesTerms(text, terms)) continue;
+        out.push(searchHit({ ...row, text }, terms));
+        if (out.length === limit) return out;
+      }
+      if (lexemes.exact || rows.length < page) return out;
+      below = Number((rows[rows.length - 1] as Row).id) as EventId;
+    }
+  }
+
+  /**
+   * The newest `limit` events below `before` (default: all) whose lexemes hold every word of
+   * `query` (a `tsquery`), newest first, in one read transaction.
+   */
+  async #candidates(query: string, before: number | undefined, limit: number, session: string | undefined): Promise<Row[]> {
     const s = this.#s;
-    // Each term a phrase of its words, cut as the index cuts the text (schema.ts, version 2).
-    const words: unknown[] = terms.map((w) => w.join(" "));
-    const q = terms.map((_, i) => `phraseto_tsquery('simple'::regconfig, $${i + 1}::text)`).join(" && ");
     const cols = "e.id, e.search AS text, e.kind, e.label, e.by, e.ts, g.session";
     const from = `${s}.events e JOIN ${s}.segments g ON g.id = e.segment`;
-    const k = terms.length;
     // Every statement is planned with its words (sent unnamed): a cached generic plan cannot tell a
     // rare word from a common one.
-    const rows = await this.#db.read(async () => {
-      if (query.session !== undefined)
+    return this.#db.read(async () => {
+      if (session !== undefined)
         return this.#db.q(
           `SELECT ${cols} FROM ${from}
-           WHERE e.search_tsv @@ (${q}) AND ($${k + 1}::bigint IS NULL OR e.id < $${k + 1}) AND g.session = $${k + 3}
-           ORDER BY e.id DESC LIMIT $${k + 2}`,
-          [...words, query.before ?? null, limit, query.session],
+           WHERE e.search_tsv @@ $1::tsquery AND ($2::bigint IS NULL OR e.id < $2) AND g.session = $4
+           ORDER BY e.id DESC LIMIT $3`,
+          [query, before ?? null, limit, session],
           "each",
         );
       // The newest SEARCH_WINDOW events first, walked down by id: a common word's page is there.
       // The planner cannot tell how rare a word absent from its statistics is, and walking all the
       // ids for a rare one reads the table (1 hit in 1,000,000 events: 250–345 ms); so what the
       // window lacks is taken from the GIN index's matches below it, sorted (a rare word's few).
-      const top =
-        query.before ?? Number((await this.#db.one<{ top: string | null }>(`SELECT max(id) + 1 AS top FROM ${s}.events`))?.top ?? 1);
+      const top = before ?? Number((await this.#db.one<{ top: string | null }>(`SELECT max(id) + 1 AS top FROM ${s}.events`))?.top ?? 1);
       const low = Math.max(0, top - SEARCH_WINDOW);
       const recent = await this.#db.q(
         `SELECT ${cols} FROM ${from}
-         WHERE e.search_tsv @@ (${q}) AND e.id < $${k + 1} AND e.id >= $${k + 2}
-         ORDER BY e.id DESC LIMIT $${k + 3}`,
-        [...words, top, low, limit],
+         WHERE e.search_tsv @@ $1::tsquery AND e.id < $2 AND e.id >= $3
+         ORDER BY e.id DESC LIMIT $4`,
+        [query, top, low, limit],
         "each",
       );
       if (recent.length === limit || low === 0) return recent;
@@ -295,24 +323,15 @@ export class PgBackend implements AsyncStore {
       await this.#db.q("SET LOCAL enable_seqscan = off");
       await this.#db.q("SET LOCAL enable_indexscan = off");
       const older = await this.#db.q(
-        `WITH m AS MATERIALIZED (SELECT e.id FROM ${s}.events e WHERE e.search_tsv @@ (${q}) AND e.id < $${k + 1})
+        `WITH m AS MATERIALIZED (SELECT e.id FROM ${s}.events e WHERE e.search_tsv @@ $1::tsquery AND e.id < $2)
          SELECT ${cols} FROM m JOIN ${s}.events e ON e.id = m.id JOIN ${s}.segments g ON g.id = e.segment
-         ORDER BY m.id DESC LIMIT $${k + 2}`,
-        [...words, low, limit - recent.length],
+         ORDER BY m.id DESC LIMIT $3`,
+        [query, low, limit - recent.length],
         "each",
       );
       await this.#db.q("RESET enable_seqscan");
       await this.#db.q("RESET enable_indexscan");
       return [...recent, ...older];
-    });
-    // SE-8: a text the store did not keep (derived from the payload) is derived again, one read for all.
-    const missing = rows.filter((r) => r.text === null).map((r) => Number(r.id) as EventId);
-    const data = missing.length === 0 ? undefined : await this.eventData(missing);
-    return rows.map((r) => {
-      const row = r as unknown as SearchHitRow;
-      return r.text !== null
-        ? searchHit(row, terms)
-        : searchHit({ ...row, text: derivedSearchText(row.kind, data?.get(Number(r.id) as EventId) ?? "") }, terms);
     });
   }
 

@@ -23,26 +23,74 @@ import { StoreError } from "@strata/store";
 import { searchWords } from "@strata/store/backend";
 
 /** The schema version this build writes. */
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** A quoted PostgreSQL identifier. */
 export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** The longest lexeme, in bytes: shorter than PostgreSQL's `MAXSTRLEN` (2,047), as `to_tsvector` and `tsquery` keep them. */
+export const MAX_LEXEME_BYTES = 2046;
+
+/** The most lexeme bytes one `tsvector` holds (PostgreSQL's `MAXSTRPOS`, 2^20 − 1). */
+export const MAX_TSVECTOR_BYTES = 1_048_575;
+
 /**
- * How the search index cuts text (SE-4): the words are cut here, by `searchWords` (runs of letters
- * and digits, lowercased) — the same cut as SQLite's FTS5 and as every query — and the server makes
- * lexemes of them with the `simple` configuration. Cutting in SQL instead would depend on the
- * cluster's locale (`[:alnum:]` and `lower` know no letter beyond ASCII under `C`).
+ * The lexemes an event's text is indexed by (SE-4, decision 0048): its words as `searchWords` cuts
+ * them (runs of letters and digits, lowercased) — the same cut as SQLite's FTS5 and as every query
+ * — each once, in order of first use, joined by spaces; the server makes them a `tsvector` as they
+ * are (`array_to_tsvector`, {@link TSV}), with no parser and no positions. Cutting on the server
+ * would depend on the cluster's locale (`[:alnum:]` and `lower` know no letter beyond ASCII under
+ * `C`), and its parser is most of an append's cost. A word longer than a lexeme can be is left out
+ * (as `to_tsvector` leaves it out), and so are the words after the first MAX_TSVECTOR_BYTES bytes
+ * of distinct ones (where `to_tsvector` fails the statement); `array_to_tsvector` checks neither.
  */
 export function indexWords(text: string | undefined | null): string | null {
-  return text === undefined || text === null ? null : searchWords(text).join(" ");
+  if (text === undefined || text === null) return null;
+  const seen = new Set<string>();
+  let longest = 0;
+  for (const w of searchWords(text))
+    if (!seen.has(w)) {
+      seen.add(w);
+      if (w.length > longest) longest = w.length;
+    }
+  const joined = [...seen].join(" ");
+  // ASCII: one byte a character. Else each word's bytes are counted.
+  if (longest <= MAX_LEXEME_BYTES && joined.length <= MAX_TSVECTOR_BYTES && ASCII.test(joined)) return joined;
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const w of seen) {
+    const n = Buffer.byteLength(w, "utf8");
+    if (n > MAX_LEXEME_BYTES) continue;
+    if (bytes + n > MAX_TSVECTOR_BYTES) break;
+    kept.push(w);
+    bytes += n;
+  }
+  return kept.join(" ");
 }
 
-/** The lexemes of the words `x` (SQL). */
+const ASCII = /^\p{ASCII}*$/u;
+
+/** The `tsvector` of the lexemes `x` holds, as {@link indexWords} gives them (SQL). */
 export function TSV(x: string): string {
-  return `to_tsvector('simple'::regconfig, ${x})`;
+  return `array_to_tsvector(string_to_array(${x}, ' '))`;
+}
+
+/**
+ * The `tsquery` text of every word of `terms` that the index can hold (ANDed, each quoted: no
+ * parser, no normalization), and whether its matches are exactly the terms' (every term one word,
+ * none left out); otherwise each match is checked on its text (`matchesTerms`). Undefined: no
+ * word of the query can be a lexeme.
+ */
+export function lexemeQuery(terms: readonly (readonly string[])[]): { query: string; exact: boolean } | undefined {
+  const words = [...new Set(terms.flat())];
+  const kept = words.filter((w) => Buffer.byteLength(w, "utf8") <= MAX_LEXEME_BYTES);
+  if (kept.length === 0) return undefined;
+  return {
+    query: kept.map((w) => `'${w.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`).join(" & "),
+    exact: kept.length === words.length && terms.every((t) => t.length === 1),
+  };
 }
 
 export interface PgMigration {
@@ -132,6 +180,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX events_search ON ${s}.events USING gin (search_tsv) WHERE search_tsv IS NOT NULL;
       INSERT INTO ${s}.meta (key, value) SELECT 'search_backlog', max(id)::text FROM ${s}.events HAVING max(id) IS NOT NULL;
     `,
+  },
+  {
+    // Version 3 (decision 0048): lexemes are written without positions (`array_to_tsvector` of the
+    // words cut in TypeScript) and queries are the AND of the words, phrases checked on the text.
+    // The rows version 2 wrote keep their positions (same lexemes; the new queries find them); no
+    // table changes. A version 2 build refuses a version 3 schema: its phrase queries (`<->`)
+    // never match a vector without positions.
+    version: 3,
+    description: "search lexemes without positions",
+    sql: (s) => `COMMENT ON INDEX ${s}.events_search IS 'strata: lexemes without positions from schema version 3 (decision 0048)'`,
   },
 ];
 

@@ -406,6 +406,75 @@ describe("ST-31 PostgreSQL: opening", () => {
     }
   });
 
+  it("decision 0048: lexemes are stored without positions; a version 2 schema's positional rows are found by words and phrases", async () => {
+    const schema = fresh();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const made = await open(schema);
+      const { session, genesis } = await made.createSession({ genesis: ev("{}") });
+      const said = (text: string, label: string) => ({ ...ev("{}", label), search: text });
+      const [a, b] = await made.append(session.id, "main", genesis.id, [
+        said("the merge conflict again", "a"),
+        said("conflict, merge", "b"),
+      ]);
+      const stored = await c.query(`SELECT search_tsv::text AS v FROM ${schema}.events WHERE id = $1`, [a?.id]);
+      expect(stored.rows[0].v, "no positions").toBe("'again' 'conflict' 'merge' 'the'");
+      await made.close();
+      // Version 2 as it was stored: the rows' lexemes made by the server's parser, with positions.
+      await c.query(`UPDATE ${schema}.events SET search_tsv = to_tsvector('simple', search) WHERE search IS NOT NULL;
+        COMMENT ON INDEX ${schema}.events_search IS NULL;
+        UPDATE ${schema}.meta SET value = '2' WHERE key = 'schema_version'`);
+      const store = await open(schema);
+      expect(store.schemaVersion, "the version found").toBe(2);
+      expect((await c.query(`SELECT value FROM ${schema}.meta WHERE key = 'schema_version'`)).rows[0].value).toBe(
+        String(PG_SCHEMA_VERSION),
+      );
+      expect((await c.query(`SELECT search_tsv::text AS v FROM ${schema}.events WHERE id = $1`, [a?.id])).rows[0].v).toBe(
+        "'again':4 'conflict':3 'merge':2 'the':1",
+      );
+      const [n] = await store.append(session.id, "main", b?.id as EventId, [said("a new merge conflict", "n")]);
+      expect((await store.search({ text: "merge conflict" })).map((h) => h.label)).toEqual(["n", "b", "a"]);
+      expect((await store.search({ text: '"merge conflict"' })).map((h) => h.event)).toEqual([n?.id, a?.id]);
+      expect((await store.search({ text: '"conflict merge"' })).map((h) => h.label)).toEqual(["b"]);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("decision 0048: a text's lexemes are its distinct words; a word too long for one is left out, and the words past a vector's limit", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const long = `${"é".repeat(1023)}z`; // 2,047 bytes: one too many
+    const fits = `${"é".repeat(1022)}zz`; // 2,046 bytes: the longest lexeme
+    // More distinct words than one vector holds (1,048,575 bytes of lexemes): where the server's
+    // parser fails the statement, the words past the limit are not indexed and the append stands.
+    const many = Array.from({ length: 120_000 }, (_, i) => `w${i.toString(36).padStart(8, "0")}`);
+    const [x, y] = await store.append(session.id, "main", genesis.id, [
+      { ...ev("{}", "x"), search: `Alpha alpha ${long} ${fits} beta ALPHA` },
+      { ...ev("{}", "y"), search: `${many.join(" ")} omega` },
+    ]);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const v = await c.query(`SELECT search_tsv::text AS v FROM ${schema}.events WHERE id = $1`, [x?.id]);
+      expect(v.rows[0].v).toBe(`'alpha' 'beta' '${fits}'`);
+      const n = await c.query(`SELECT length(search_tsv) AS n FROM ${schema}.events WHERE id = $1`, [y?.id]);
+      expect(Number(n.rows[0].n)).toBe(Math.floor(1_048_575 / 9));
+    } finally {
+      await c.end();
+    }
+    expect((await store.search({ text: "alpha beta" })).map((h) => h.label)).toEqual(["x"]);
+    expect((await store.search({ text: fits })).map((h) => h.label)).toEqual(["x"]);
+    // A word no lexeme can hold is in no index: nothing is found by it alone; with others, the text is checked.
+    expect(await store.search({ text: long })).toEqual([]);
+    expect((await store.search({ text: `alpha ${long}` })).map((h) => h.label)).toEqual(["x"]);
+    expect((await store.search({ text: `beta ${"y".repeat(3000)}` })).map((h) => h.label)).toEqual([]);
+    expect((await store.search({ text: "w00000000 w00000001" })).map((h) => h.label)).toEqual(["y"]);
+    expect(await store.search({ text: "omega" }), "past the vector's limit").toEqual([]);
+  });
+
   it("SE-4: words are cut the same whatever the database's locale: a letter beyond ASCII is a letter, case folds", async () => {
     const store = await open();
     const { session, genesis } = await store.createSession({ genesis: ev("{}") });

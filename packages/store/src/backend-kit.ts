@@ -19,6 +19,7 @@ export {
   fts5Query,
   keptSearchText,
   MAX_SEARCH_LIMIT,
+  matchesTerms,
   SEARCH_LIMIT,
   type SearchHitRow,
   type SearchTerms,

@@ -65,6 +65,29 @@ export function searchConformance(kit: Kit): void {
       expect(labels(await store.search({ text: '"open questions' }))).toEqual(["phrase"]);
     });
 
+    it("SE-4: a phrase is found below many newer events that hold its words apart; pages stay exact", async () => {
+      const store = await kit.open();
+      const { session, genesis } = await made(store, { kind: "genesis@1", data: "{}" });
+      // An index of words (SQLite's `detail = none`, PostgreSQL's vectors without positions) gives
+      // every event below as a candidate; only the checked text tells the phrase from its words.
+      const [old1, old2] = await store.append(session, "main", genesis, [
+        said("the merge conflict again", "old1"),
+        said("one merge conflict", "old2"),
+      ]);
+      const apart: EventInput[] = [];
+      for (let i = 0; i < 130; i++) apart.push(said(i % 2 === 0 ? `conflict before merge ${i}` : `merge, then no conflict ${i}`));
+      const tip = await store.append(session, "main", (old2 as { id: EventId }).id, apart);
+      const [late] = await store.append(session, "main", (tip.at(-1) as { id: EventId }).id, [said("a late merge conflict", "late")]);
+      expect(labels(await store.search({ text: '"merge conflict"' }))).toEqual(["late", "old2", "old1"]);
+      const first = await store.search({ text: '"merge conflict"', limit: 2 });
+      expect(first.map((h) => h.event)).toEqual([late?.id, old2?.id]);
+      expect((await store.search({ text: '"merge conflict"', before: first[1]?.event, limit: 2 })).map((h) => h.event)).toEqual([old1?.id]);
+      expect((await store.search({ text: '"conflict merge"' })).map((h) => h.event)).toEqual([]);
+      // Without the quotes, every event that holds both words.
+      expect(await store.search({ text: "merge conflict", limit: 200 })).toHaveLength(133);
+      expect(labels(await store.search({ text: '"merge conflict" again' }))).toEqual(["old1"]);
+    });
+
     it("SE-4: letters beyond ASCII fold case and keep their accents; symbols are not words", async () => {
       const store = await kit.open();
       const { session, genesis } = await made(store, { kind: "genesis@1", data: "{}" });
