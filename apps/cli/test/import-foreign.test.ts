@@ -84,6 +84,53 @@ describe("strata import --from", () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ sessionCount: 0, skipped: [{ session: a.session }] });
   });
 
+  it("IM-1: in a directory (~/.claude, ~/.codex) a file of no session is ignored with a note; named on its own, or a broken one, it fails", async () => {
+    const dir = tempDir();
+    const home = join(dir, ".claude");
+    mkdirSync(join(home, "projects", "-home-u-p"), { recursive: true });
+    copyFileSync(join(FIXTURES, "session.jsonl"), join(home, "projects", "-home-u-p", "a.jsonl"));
+    // Claude Code's prompt history, and a session file of summaries only: JSON records, no session.
+    writeFileSync(
+      join(home, "history.jsonl"),
+      '{"display":"fix the bug","pastedContents":{},"timestamp":1759000000000,"project":"/home/u/p"}\n',
+    );
+    writeFileSync(join(home, "projects", "-home-u-p", "s.jsonl"), '{"type":"summary","summary":"Bug fix","leafUuid":"x"}\n');
+    const r = await strata(dir, ["import", "--from", "claude-code", home]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^imported \S+ .*a\.jsonl/);
+    expect(r.stderr).toMatch(
+      /not a session, ignored: .*history\.jsonl: no Claude Code user or assistant record with a version in 1 record/,
+    );
+    expect(r.stderr).toMatch(/not a session, ignored: .*s\.jsonl/);
+    const again = json<{ ignored: { file: string }[]; failed: unknown[]; sessionCount: number }>(
+      await strata(dir, ["import", "--from", "claude-code", home, "--json"]),
+    );
+    expect(again).toMatchObject({ sessionCount: 0, failed: [] });
+    expect(again.ignored.map((f) => f.file.slice(home.length)).sort()).toEqual(["/history.jsonl", "/projects/-home-u-p/s.jsonl"]);
+    // Named on its own it is what was asked for, and fails.
+    const one = await strata(dir, ["import", "--from", "claude-code", join(home, "history.jsonl")]);
+    expect(one.code).toBe(1);
+    expect(one.stderr).toMatch(/strata: .*history\.jsonl: no Claude Code user or assistant record/);
+    // A file with lines that are not JSON and no session is not taken for another file: it fails.
+    writeFileSync(join(home, "projects", "-home-u-p", "c.jsonl"), '{"type":"summary"}\n{"type": "user", "mess\n');
+    const broken = await strata(dir, ["import", "--from", "claude-code", home]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(
+      /strata: .*c\.jsonl: no Claude Code user or assistant record with a version in 1 record\(s\) \(1 line\(s\) not JSON\)/,
+    );
+    // Codex's history.jsonl beside its sessions.
+    const codex = join(dir, ".codex");
+    mkdirSync(join(codex, "sessions", "2026", "01", "02"), { recursive: true });
+    copyFileSync(join(CODEX, "rollout.jsonl"), join(codex, "sessions", "2026", "01", "02", "rollout-a.jsonl"));
+    writeFileSync(join(codex, "history.jsonl"), '{"session_id":"0199","ts":1759000000,"text":"fix the bug"}\n');
+    const cx = await strata(dir, ["import", "--from", "codex", codex, "--json"]);
+    expect(cx.code, cx.stderr).toBe(0);
+    expect(json<{ sessionCount: number; ignored: { file: string }[] }>(cx)).toMatchObject({
+      sessionCount: 1,
+      ignored: [{ file: join(codex, "history.jsonl") }],
+    });
+  });
+
   it("IM-13 IM-14 imports a Pi session tree: its branches, the prompt after its compaction; an unknown Pi version exits 1", async () => {
     const dir = tempDir();
     const r = await strata(dir, ["import", "--from", "pi", join(PI, "session.jsonl"), "--json"]);

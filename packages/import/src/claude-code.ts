@@ -165,6 +165,7 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
       "not-a-session",
       `${file}: no Claude Code user or assistant record with a version in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Claude Code session file (~/.claude/projects/…/<session>.jsonl)?`,
       file,
+      problems.length === 0,
     );
   // A summary names a leaf; when that leaf is in this file it titles the session.
   let title = aiTitle;

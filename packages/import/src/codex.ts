@@ -64,6 +64,7 @@ export function parseCodex(text: string, file: string): ForeignSession {
       "not-a-session",
       `${file}: no Codex session_meta record in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Codex rollout (~/.codex/sessions/…/rollout-….jsonl)?`,
       file,
+      problems.length === 0,
     );
   const m = meta.value.payload as Record<string, unknown>;
   const version = str(m, "cli_version");

@@ -28,6 +28,12 @@ export class ImportError extends Error {
     readonly code: ImportErrorCode,
     message: string,
     readonly file?: string,
+    /**
+     * Every line of the file is a JSON record and none is a session's (a tool's other files: Claude
+     * Code's and Codex's `history.jsonl`, a session file of summaries only): found in a directory, it
+     * is listed as not a session rather than failed.
+     */
+    readonly notSession = false,
   ) {
     super(message);
   }

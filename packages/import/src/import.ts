@@ -39,6 +39,12 @@ export interface ImportForeignReport {
   readonly sessions: ImportedSession[];
   /** Sources whose sha256 an earlier import recorded: nothing was created for them. */
   readonly skipped: { readonly file: string; readonly session: SessionId }[];
+  /**
+   * Files found in a directory that hold no session of the format — every line a JSON record, none
+   * a session's (the tool's `history.jsonl`, a session file of summaries only) — with what was found.
+   * A file named on its own that is no session is `failed`.
+   */
+  readonly ignored: { readonly file: string; readonly message: string }[];
   /** Sources that could not be imported at all (nothing was stored for them). */
   readonly failed: { readonly file: string; readonly code: ImportErrorCode; readonly message: string }[];
   /** Lines and records that could not be read, with file and line (IM-5). */
@@ -101,7 +107,7 @@ function importWith(store: Store, options: ImportForeignOptions, known: Map<stri
   if (!(FORMATS as readonly string[]).includes(options.from))
     throw new ImportError("bad-input", `unknown format ${JSON.stringify(options.from)}; strata imports ${FORMATS.join(", ")}`);
   const { sources, problems } = findAll(options.from, options.path);
-  const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], failed: [], problems: [...problems] };
+  const report: ImportForeignReport = { from: options.from, sessions: [], skipped: [], ignored: [], failed: [], problems: [...problems] };
   sources.forEach((src, i) => {
     try {
       importOne(store, src, i, sources.length, known, report, options);
@@ -133,7 +139,9 @@ function importOne(
     foreign = src.parse();
   } catch (e) {
     if (!(e instanceof ImportError)) throw e;
-    report.failed.push({ file: src.file, code: e.code, message: e.message });
+    // Found by searching a directory (not named itself): a file that holds no session is ignored, not failed.
+    if (e.notSession && isDirectory(options.path)) report.ignored.push({ file: src.file, message: e.message });
+    else report.failed.push({ file: src.file, code: e.code, message: e.message });
     return;
   }
   const written = writeSession(store, foreign, { sha256: src.sha256, file: src.file, sources: src.files });
@@ -166,6 +174,14 @@ export function findSources(from: Format, path: string): Source[] {
 }
 
 /** The sources under a path, and the problems found while looking for them (OpenCode: messages of no session). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function findAll(from: Format, path: string): { sources: Source[]; problems: ImportProblem[] } {
   let isDir: boolean;
   try {

@@ -87,17 +87,14 @@ function isSqlite(path: string): boolean {
  */
 export function findOpenCode(path: string): Found {
   if (isDir(path)) {
-    if (isFile(join(path, "opencode.db"))) return databaseSources(join(path, "opencode.db"));
-    if (isStorage(path)) return storageSources(path);
-    if (isStorage(join(path, "storage"))) return storageSources(join(path, "storage"));
-    const files = jsonFiles(path);
-    if (files.length === 0)
+    const found = openCodeTree(path);
+    if (found.sources.length === 0 && found.problems.length === 0)
       throw new ImportError(
         "not-a-session",
         `${path} is not an OpenCode storage directory (session/, message/, part/), holds neither one (storage/) nor an opencode.db, and has no .json file of \`opencode export\`; give ~/.local/share/opencode, its storage/ directory, an opencode.db or an export file`,
         path,
       );
-    return { sources: files.map(exportSource), problems: [] };
+    return found;
   }
   if (isSqlite(path)) return databaseSources(path);
   const sesDir = dirname(path);
@@ -114,16 +111,41 @@ export function findOpenCode(path: string): Found {
   return { sources: [exportSource(path)], problems: [] };
 }
 
-function jsonFiles(dir: string): string[] {
-  const out: string[] = [];
+/**
+ * The sessions of a directory searched recursively (IM-1), in path order: a directory holding
+ * `opencode.db` is OpenCode's data directory read from that database, one holding `storage/` (or
+ * laid out as storage itself) is read from that storage — nothing else in either is looked at
+ * (`auth.json`, `snapshot/`, logs); elsewhere every `.json` file is an `opencode export` document.
+ * So `~/.local/share/opencode`, a backup holding several machines' data directories, and a
+ * directory of exports all import.
+ */
+function openCodeTree(dir: string): Found {
+  const found: { at: string; get: () => Found }[] = [];
   const stack = [dir];
-  for (let d = stack.pop(); d !== undefined; d = stack.pop())
+  for (let d = stack.pop(); d !== undefined; d = stack.pop()) {
+    if (isFile(join(d, "opencode.db"))) {
+      const db = join(d, "opencode.db");
+      found.push({ at: db, get: () => databaseSources(db) });
+      continue;
+    }
+    const storage = isStorage(d) ? d : isStorage(join(d, "storage")) ? join(d, "storage") : undefined;
+    if (storage !== undefined) {
+      found.push({ at: storage, get: () => storageSources(storage) });
+      continue;
+    }
     for (const name of list(d)) {
       const p = join(d, name);
       if (isDir(p)) stack.push(p);
-      else if (name.endsWith(".json")) out.push(p);
+      else if (name.endsWith(".json")) found.push({ at: p, get: () => ({ sources: [exportSource(p)], problems: [] }) });
     }
-  return out.sort();
+  }
+  const out: Found = { sources: [], problems: [] };
+  for (const f of found.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
+    const { sources, problems } = f.get();
+    out.sources.push(...sources);
+    out.problems.push(...problems);
+  }
+  return out;
 }
 
 /**
@@ -560,7 +582,7 @@ function exportRecords(text: string, file: string): OpenCodeRecords {
     throw new ImportError("not-a-session", `${file}${line > 0 ? `:${line}` : ""}: not JSON (${(e as Error).message}); ${hint}`, file);
   }
   if (!isObject(doc) || !isObject(doc.info) || typeof doc.info.id !== "string" || !Array.isArray(doc.messages))
-    throw new ImportError("not-a-session", `${file}: no session info and messages in it; ${hint}`, file);
+    throw new ImportError("not-a-session", `${file}: no session info and messages in it; ${hint}`, file, true);
   const lines = idLines(text);
   const problems: ImportProblem[] = [];
   const unmapped = new Map<string, number>();

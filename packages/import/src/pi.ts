@@ -47,6 +47,7 @@ export function parsePi(text: string, file: string): ForeignSession {
       "not-a-session",
       `${file}: the first record is not a Pi session header ({"type":"session","version":3,"id":…}) in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Pi session file (~/.pi/agent/sessions/…/<time>_<uuid>.jsonl)?`,
       file,
+      problems.length === 0,
     );
   const h = header.value;
   const rawVersion = h.version ?? 1;

@@ -9,7 +9,7 @@
  * `opencode export` prints it); and an opencode.db built from OpenCode's schema and the storage
  * (opencode-db.ts).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CALL, renderPrompt, rerun, TAG, ToolRegistry, TURN } from "@strata/agent";
 import type { Element } from "@strata/dom";
@@ -122,6 +122,38 @@ describe("OpenCode", () => {
     expect(() => importForeign(tempStore(), { from: "opencode", path: tempDir() })).toThrow(
       /is not an OpenCode storage directory \(session\/, message\/, part\/\), holds neither one \(storage\/\) nor an opencode\.db/,
     );
+  });
+
+  it("IM-1 IM-17 a directory holding data directories and exports at any depth imports each; nothing else in a data directory is read", () => {
+    const root = tempDir();
+    // A backup of one machine's ~/.local/share/opencode (storage/ beside files that are no session) and a folder of exports.
+    cpSync(OPENCODE, join(root, "machine-a", "opencode"), { recursive: true });
+    writeFileSync(join(root, "machine-a", "opencode", "auth.json"), '{"provider": {"type": "api"}}');
+    mkdirSync(join(root, "exports", "2026"), { recursive: true });
+    cpSync(join(OPENCODE, "export.json"), join(root, "exports", "2026", "c.json"));
+    // A JSON file among the exports that is no export: ignored, named; a broken one fails.
+    writeFileSync(join(root, "exports", "settings.json"), '{"theme": "dark"}');
+    writeFileSync(join(root, "exports", "2026", "cut.json"), '{"info": {"id": "ses_');
+    const { report } = importPath(root);
+    expect(report.ignored).toEqual([
+      {
+        file: join(root, "exports", "settings.json"),
+        message: expect.stringMatching(/settings\.json: no session info and messages in it/),
+      },
+    ]);
+    // In path order.
+    expect(report.sessions.map((s) => [s.sourceId, s.file])).toEqual([
+      [C, join(root, "exports", "2026", "c.json")],
+      [A, join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${A}.json`)],
+      [B, join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${B}.json`)],
+      [C, join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${C}.json`)],
+      [E, join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${E}.json`)],
+    ]);
+    // auth.json and the data directory's own export.json are not taken for exports.
+    expect(report.failed.map((f) => [f.file, f.code])).toEqual([
+      [join(root, "exports", "2026", "cut.json"), "not-a-session"],
+      [join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${D}.json`), "unknown-version"],
+    ]);
   });
 
   it("IM-18 IM-2 messages become turns: prompts with their attachments, replies with reasoning, calls settled by their results, usage, model, failures", () => {

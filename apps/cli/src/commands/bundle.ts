@@ -173,6 +173,7 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
   const store = await ctx.writer({ create: true });
   const sessions: { session: string; file: string; sourceId: string; version: string; branchCount: number; eventCount: number }[] = [];
   const skipped: { file: string; session: string }[] = [];
+  const ignored: { file: string; message: string }[] = [];
   const failed: { file: string; message: string }[] = [];
   const problems: { file: string; line: number; message: string }[] = [];
   for (const path of paths) {
@@ -187,6 +188,7 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
       const r = isAsyncStore(store) ? await importForeignInto(store, options) : importForeign(store, options);
       sessions.push(...r.sessions);
       skipped.push(...r.skipped);
+      ignored.push(...r.ignored);
       failed.push(...r.failed.map((f) => ({ file: f.file, message: f.message })));
       problems.push(...r.problems);
     } catch (e) {
@@ -203,6 +205,7 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
       format: from,
       sessions: sessions.map((s) => ({ ...s, handle: handle(s.session) })),
       skipped: skipped.map((s) => ({ ...s, handle: handle(s.session) })),
+      ignored,
       failed,
       problems,
       sessionCount: sessions.length,
@@ -213,6 +216,8 @@ async function importForeignCmd(ctx: Context, args: Args): Promise<number> {
         `${ctx.out.paint("green", "imported")} ${ctx.out.paint("cyan", handle(s.session))} ${s.file} (${from} ${s.version}): ${s.branchCount} branch${s.branchCount === 1 ? "" : "es"}, ${s.eventCount} events`,
       );
     for (const s of skipped) ctx.out.line(`${ctx.out.paint("yellow", "skipped")} ${s.file}: already imported as ${handle(s.session)}`);
+    // A file of the directory that is no session (the tool's history.jsonl, a file of summaries only).
+    for (const f of ignored) ctx.out.note(`not a session, ignored: ${f.message}`);
     // (line 0: the problem concerns the whole file, or a record of a database)
     for (const p of problems) ctx.out.note(`${p.file}${p.line > 0 ? `:${p.line}` : ""}: ${p.message}`);
     for (const f of failed) ctx.out.error(`strata: ${f.message}`);
