@@ -75,6 +75,20 @@ import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.t
 import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
 import { ident, indexWords, lexemeQuery, TSV } from "./schema.ts";
 
+/** The least time between two notifications of one session's writes (see `#wake`), ms. */
+const WAKE_MS = 10;
+
+/** A session whose followers are being woken (see `#wake`). */
+interface Waking {
+  /** Writes committed since the last notification was sent, told when its WAKE_MS are over. */
+  again: boolean;
+  inFlight: Promise<void> | undefined;
+  /** The end of the last notification's WAKE_MS. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Ends the wait now, sending what it held (`close`). */
+  now: () => void;
+}
+
 /** Event ids a search walks down first before it asks the GIN index for the rest (SE-4). */
 const SEARCH_WINDOW = 10_000;
 
@@ -117,8 +131,10 @@ export class PgBackend implements AsyncStore {
   #gcSeen: number | undefined;
   /** The notification channel of this store's writes (follow.ts). */
   readonly #channel: string;
-  /** Sessions with a notification in flight (see #wake). */
-  readonly #waking = new Map<SessionId, { again: boolean }>();
+  /** Sessions with a notification in flight or waiting to be sent (see #wake). */
+  readonly #waking = new Map<SessionId, Waking>();
+  /** `close` is sending what waits (see #wake). */
+  #closing = false;
 
   constructor(
     readonly path: string,
@@ -152,6 +168,14 @@ export class PgBackend implements AsyncStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // A notification waiting out its interval is sent now, and every one in flight is waited for:
+    // followers learn of this store's last writes at once, not at their next poll.
+    this.#closing = true;
+    for (let round = 0; this.#waking.size > 0 && round < 8; round++) {
+      const waits = [...this.#waking.values()];
+      for (const w of waits) w.now();
+      await Promise.allSettled(waits.map((w) => w.inFlight));
+    }
     this.#closed = true;
     await this.#pool.end();
   }
@@ -449,9 +473,11 @@ export class PgBackend implements AsyncStore {
    * transaction commits, or now for a write in autocommit. The notification is its own statement
    * on another connection, sent without waiting: a NOTIFY inside the writing transaction would take
    * PostgreSQL's notification lock through the commit's flush and serialize every writer's commit.
-   * At most one is in flight per session, and one more is queued behind it (a burst of appends
-   * wakes a follower once or twice, not once per event). A notification lost to a crash is made up
-   * by the follower's poll.
+   * The first write after a quiet spell is told at once; the writes after it are told together, at
+   * most one notification per session every WAKE_MS (a writer committing a step a millisecond sends
+   * one, not one an event: on a busy server the notifications were as many statements as the
+   * appends). `close` sends what waits. A notification lost to a crash is made up by the
+   * follower's poll.
    */
   #wake(session: SessionId): void {
     const tx = this.#db.current();
@@ -464,22 +490,42 @@ export class PgBackend implements AsyncStore {
       state.again = true;
       return;
     }
-    const entry = { again: false };
+    const entry: Waking = { again: false, inFlight: undefined, timer: undefined, now: () => {} };
     this.#waking.set(session, entry);
+    // After each notification the entry stays WAKE_MS: writes in that time are told when it ends.
+    const settle = (): void => {
+      entry.timer = undefined;
+      if (entry.again) {
+        entry.again = false;
+        send();
+      } else this.#waking.delete(session);
+    };
     const send = (): void => {
       if (this.#closed) {
         this.#waking.delete(session);
         return;
       }
-      this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, session]).then(
+      const started = performance.now();
+      entry.inFlight = this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, session]).then(
         () => {
-          if (entry.again) {
-            entry.again = false;
-            send();
-          } else this.#waking.delete(session);
+          entry.inFlight = undefined;
+          const wait = WAKE_MS - (performance.now() - started);
+          if (wait <= 0 || this.#closing) settle();
+          else {
+            entry.timer = setTimeout(settle, wait);
+            entry.timer.unref();
+          }
         },
-        () => this.#waking.delete(session),
+        () => {
+          entry.inFlight = undefined;
+          this.#waking.delete(session);
+        },
       );
+    };
+    entry.now = () => {
+      if (entry.timer === undefined) return;
+      clearTimeout(entry.timer);
+      settle();
     };
     send();
   }

@@ -7,6 +7,7 @@
 import { type EventId, HeadConflict, LeaseLost, registerSearchText, type SessionId, StoreError } from "@strata/store";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { channelOf } from "../src/follow.ts";
 import { openPgStore, PG_SCHEMA_VERSION, type PgStore } from "../src/index.ts";
 import { acknowledged, start } from "./processes.ts";
 
@@ -58,6 +59,37 @@ async function rows(schema: string): Promise<Record<string, number>> {
 }
 
 describe("ST-32/33 PostgreSQL: costs", () => {
+  it("a burst of appends wakes followers at once and then at most every 10 ms; close sends the one waiting", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const told: number[] = [];
+    listener.on("notification", (m) => {
+      if (m.payload === session.id) told.push(performance.now());
+    });
+    await listener.query(`LISTEN "${channelOf(schema)}"`);
+    try {
+      const counter = countStatements(store);
+      let head = genesis.id;
+      const t0 = performance.now();
+      for (let i = 0; i < 60; i++) head = ((await store.append(session.id, "main", head, [ev(`{"i":${i}}`)]))[0] as { id: EventId }).id;
+      const last = performance.now();
+      // Closed at once: the notification waiting out its interval is sent, not dropped.
+      await store.close();
+      const until = Date.now() + 3000;
+      while ((told.at(-1) ?? 0) < last && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      expect(told.at(-1), "the last append is told").toBeGreaterThanOrEqual(last);
+      expect(told[0], "the first append is told at once").toBeLessThan(t0 + (last - t0) / 2);
+      expect(counter.wakes).toBe(told.length);
+      expect(counter.wakes).toBeLessThanOrEqual(Math.ceil((last - t0) / 10) + 2);
+      expect(counter.wakes).toBeLessThan(30);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it("an append to a branch this process writes is one statement (and at most one wake-up); a fork is one statement and one row, and so is the first append on it", async () => {
     const schema = fresh();
     const store = await open(schema);
