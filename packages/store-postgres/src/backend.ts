@@ -9,7 +9,7 @@
  * - A chain read is one statement: one range read of `events_chain` for a chain of one span, a
  *   lateral range read per span otherwise; blob-backed payloads are fetched in one batch after.
  * - Every write wakes its session's followers (follow.ts) once it has committed, with a statement
- *   of its own sent without waiting (see `#wake`).
+ *   of its own sent without waiting, at most one per session every 10 ms (wakes.ts).
  */
 import {
   type AsyncStore,
@@ -48,23 +48,14 @@ import {
   checkBranchName,
   damaged,
   decodeDirectory,
-  derivable,
-  derivedKinds,
-  derivedSearchText,
   digestBytes,
   isTimestamp,
   keptSearchText,
   leaseOf,
-  MAX_SEARCH_LIMIT,
-  matchesTerms,
   notFound,
   PageDirectories,
-  type SearchHitRow,
   type Segment,
   type Span,
-  searchHit,
-  searchLimit,
-  searchTerms,
   sessionOf,
 } from "@strata/store/backend";
 import type { Pool } from "pg";
@@ -73,26 +64,11 @@ import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
 import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
-import { ident, indexWords, lexemeQuery, TSV } from "./schema.ts";
+import { ident, indexWords, TSV } from "./schema.ts";
 
-/** The least time between two notifications of one session's writes (see `#wake`), ms. */
-const WAKE_MS = 10;
-
-/** A session whose followers are being woken (see `#wake`). */
-interface Waking {
-  /** Writes committed since the last notification was sent, told when its WAKE_MS are over. */
-  again: boolean;
-  inFlight: Promise<void> | undefined;
-  /** The end of the last notification's WAKE_MS. */
-  timer: ReturnType<typeof setTimeout> | undefined;
-  /** Ends the wait now, sending what it held (`close`). */
-  now: () => void;
-}
-
-/** Event ids a search walks down first before it asks the GIN index for the rest (SE-4). */
-const SEARCH_WINDOW = 10_000;
-
+import { PgSearch } from "./search.ts";
 import { verifyPg } from "./verify.ts";
+import { Wakes } from "./wakes.ts";
 
 /** What the backend is opened with besides its pool. */
 export interface PgBackendOptions {
@@ -131,10 +107,9 @@ export class PgBackend implements AsyncStore {
   #gcSeen: number | undefined;
   /** The notification channel of this store's writes (follow.ts). */
   readonly #channel: string;
-  /** Sessions with a notification in flight or waiting to be sent (see #wake). */
-  readonly #waking = new Map<SessionId, Waking>();
-  /** `close` is sending what waits (see #wake). */
-  #closing = false;
+  /** The followers' wake-ups of this store's writes (wakes.ts). */
+  readonly #wakes: Wakes;
+  readonly #search: PgSearch;
 
   constructor(
     readonly path: string,
@@ -144,6 +119,7 @@ export class PgBackend implements AsyncStore {
   ) {
     this.#pool = pool;
     this.#channel = channelOf(schema);
+    this.#wakes = new Wakes((session) => this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, session]));
     this.#s = ident(schema);
     this.#now = options.now ?? Date.now;
     this.#inlineLimit = options.inlineLimit ?? 1024 * 1024;
@@ -160,6 +136,7 @@ export class PgBackend implements AsyncStore {
       wake: (session) => this.#wake(session),
     });
     this.#pages = this.#directories();
+    this.#search = new PgSearch({ db: this.#db, s: this.#s, eventData: (ids) => this.eventData(ids) });
   }
 
   get closed(): boolean {
@@ -168,14 +145,8 @@ export class PgBackend implements AsyncStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    // A notification waiting out its interval is sent now, and every one in flight is waited for:
-    // followers learn of this store's last writes at once, not at their next poll.
-    this.#closing = true;
-    for (let round = 0; this.#waking.size > 0 && round < 8; round++) {
-      const waits = [...this.#waking.values()];
-      for (const w of waits) w.now();
-      await Promise.allSettled(waits.map((w) => w.inFlight));
-    }
+    // Followers learn of this store's last writes at once, not at their next poll.
+    await this.#wakes.close();
     this.#closed = true;
     await this.#pool.end();
   }
@@ -280,117 +251,18 @@ export class PgBackend implements AsyncStore {
     }));
   }
 
-  // ── search (SE-4 … SE-6) ────────────────────────────────────────────────────────────────────
+  // ── search (SE-4 … SE-6; search.ts) ─────────────────────────────────────────────────────────
 
-  async search(query: SearchQuery): Promise<SearchHit[]> {
-    const terms = searchTerms(query.text);
-    const limit = searchLimit(query);
-    const lexemes = lexemeQuery(terms);
-    if (lexemes === undefined) return [];
-    // Candidates hold every word (decision 0048); unless they are exactly the terms' matches, each is
-    // checked on its text and the next page read until `limit` are kept (SE-9's rule, as on SQLite).
-    const out: SearchHit[] = [];
-    let below = query.before;
-    for (let page = limit; ; page = Math.min(page * 2, MAX_SEARCH_LIMIT)) {
-      const rows = await this.#candidates(lexemes.query, below, page, query.session);
-      // SE-8: a text the store did not keep (derived from the payload) is derived again, one read for all.
-      const missing = rows.filter((r) => r.text === null).map((r) => Number(r.id) as EventId);
-      const data = missing.length === 0 ? undefined : await this.eventData(missing);
-      for (const r of rows) {
-        const row = r as unknown as SearchHitRow;
-        const text = r.text !== null ? row.text : derivedSearchText(row.kind, data?.get(Number(r.id) as EventId) ?? "");
-        // A text derived in a process with no function for its kind is not the one indexed: kept as the index gives it.
-        const checkable = r.text !== null || derivable(row.kind, true);
-        if (!lexemes.exact && checkable && !matchesTerms(text, terms)) continue;
-        out.push(searchHit({ ...row, text }, terms));
-        if (out.length === limit) return out;
-      }
-      if (lexemes.exact || rows.length < page) return out;
-      below = Number((rows[rows.length - 1] as Row).id) as EventId;
-    }
+  search(query: SearchQuery): Promise<SearchHit[]> {
+    return this.#search.search(query);
   }
 
-  /**
-   * The newest `limit` events below `before` (default: all) whose lexemes hold every word of
-   * `query` (a `tsquery`), newest first, in one read transaction.
-   */
-  async #candidates(query: string, before: number | undefined, limit: number, session: string | undefined): Promise<Row[]> {
-    const s = this.#s;
-    const cols = "e.id, e.search AS text, e.kind, e.label, e.by, e.ts, g.session";
-    const from = `${s}.events e JOIN ${s}.segments g ON g.id = e.segment`;
-    // Every statement is planned with its words (sent unnamed): a cached generic plan cannot tell a
-    // rare word from a common one.
-    return this.#db.read(async () => {
-      if (session !== undefined)
-        return this.#db.q(
-          `SELECT ${cols} FROM ${from}
-           WHERE e.search_tsv @@ $1::tsquery AND ($2::bigint IS NULL OR e.id < $2) AND g.session = $4
-           ORDER BY e.id DESC LIMIT $3`,
-          [query, before ?? null, limit, session],
-          "each",
-        );
-      // The newest SEARCH_WINDOW events first, walked down by id: a common word's page is there.
-      // The planner cannot tell how rare a word absent from its statistics is, and walking all the
-      // ids for a rare one reads the table (1 hit in 1,000,000 events: 250–345 ms); so what the
-      // window lacks is taken from the GIN index's matches below it, sorted (a rare word's few).
-      const top = before ?? Number((await this.#db.one<{ top: string | null }>(`SELECT max(id) + 1 AS top FROM ${s}.events`))?.top ?? 1);
-      const low = Math.max(0, top - SEARCH_WINDOW);
-      const recent = await this.#db.q(
-        `SELECT ${cols} FROM ${from}
-         WHERE e.search_tsv @@ $1::tsquery AND e.id < $2 AND e.id >= $3
-         ORDER BY e.id DESC LIMIT $4`,
-        [query, top, low, limit],
-        "each",
-      );
-      if (recent.length === limit || low === 0) return recent;
-      // Through the GIN index (a bitmap scan): neither a table scan nor a walk of the ids.
-      await this.#db.q("SET LOCAL enable_seqscan = off");
-      await this.#db.q("SET LOCAL enable_indexscan = off");
-      const older = await this.#db.q(
-        `WITH m AS MATERIALIZED (SELECT e.id FROM ${s}.events e WHERE e.search_tsv @@ $1::tsquery AND e.id < $2)
-         SELECT ${cols} FROM m JOIN ${s}.events e ON e.id = m.id JOIN ${s}.segments g ON g.id = e.segment
-         ORDER BY m.id DESC LIMIT $3`,
-        [query, low, limit - recent.length],
-        "each",
-      );
-      await this.#db.q("RESET enable_seqscan");
-      await this.#db.q("RESET enable_indexscan");
-      return [...recent, ...older];
-    });
+  searchBacklog(): Promise<number> {
+    return this.#search.searchBacklog();
   }
 
-  async searchBacklog(): Promise<number> {
-    const row = await this.#db.one(`SELECT value FROM ${this.#s}.meta WHERE key = 'search_backlog'`);
-    return row === undefined ? 0 : Number(row.value);
-  }
-
-  async indexSearch(entries: readonly SearchEntry[], backlog: number): Promise<void> {
-    const s = this.#s;
-    await this.#db.write(async () => {
-      const row = await this.#db.one(`SELECT value FROM ${s}.meta WHERE key = 'search_backlog' FOR UPDATE`);
-      const now = row === undefined ? 0 : Number(row.value);
-      if (backlog > now) throw new StoreError("bad-input", `indexSearch: the backlog is ${now}; it can only go down (to ${backlog} asked)`);
-      const above = entries.find((e) => e.event > now);
-      if (above !== undefined)
-        throw new StoreError(
-          "bad-input",
-          `indexSearch: event ${above.event} is above the backlog (${now}): it was indexed when it was written`,
-        );
-      if (entries.length > 0)
-        await this.#db.q(
-          `UPDATE ${s}.events e SET search = CASE WHEN v.derived AND e.kind = ANY($5::text[]) THEN NULL ELSE v.text END, search_tsv = ${TSV("v.words")}
-           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS v(id, text, words, derived) WHERE e.id = v.id`,
-          [
-            entries.map((e) => e.event),
-            entries.map((e) => e.text),
-            entries.map((e) => indexWords(e.text)),
-            entries.map((e) => e.derived === true),
-            derivedKinds(),
-          ],
-        );
-      if (backlog === 0) await this.#db.q(`DELETE FROM ${s}.meta WHERE key = 'search_backlog'`);
-      else await this.#db.q(`UPDATE ${s}.meta SET value = $1 WHERE key = 'search_backlog'`, [String(backlog)]);
-    });
+  indexSearch(entries: readonly SearchEntry[], backlog: number): Promise<void> {
+    return this.#search.indexSearch(entries, backlog);
   }
 
   async findSessions(prefix: string): Promise<SessionInfo[]> {
@@ -468,66 +340,11 @@ export class PgBackend implements AsyncStore {
     return this.#appends.append(session, branch, expectedHead, events, options);
   }
 
-  /**
-   * Wakes the followers of `session` (follow.ts) once the write is committed: after the current
-   * transaction commits, or now for a write in autocommit. The notification is its own statement
-   * on another connection, sent without waiting: a NOTIFY inside the writing transaction would take
-   * PostgreSQL's notification lock through the commit's flush and serialize every writer's commit.
-   * The first write after a quiet spell is told at once; the writes after it are told together, at
-   * most one notification per session every WAKE_MS (a writer committing a step a millisecond sends
-   * one, not one an event: on a busy server the notifications were as many statements as the
-   * appends). `close` sends what waits. A notification lost to a crash is made up by the
-   * follower's poll.
-   */
+  /** Wakes the followers of `session` once the write is committed: after the current transaction commits, or now (wakes.ts). */
   #wake(session: SessionId): void {
     const tx = this.#db.current();
-    if (tx !== undefined) {
-      tx.wakes.add(session);
-      return;
-    }
-    const state = this.#waking.get(session);
-    if (state !== undefined) {
-      state.again = true;
-      return;
-    }
-    const entry: Waking = { again: false, inFlight: undefined, timer: undefined, now: () => {} };
-    this.#waking.set(session, entry);
-    // After each notification the entry stays WAKE_MS: writes in that time are told when it ends.
-    const settle = (): void => {
-      entry.timer = undefined;
-      if (entry.again) {
-        entry.again = false;
-        send();
-      } else this.#waking.delete(session);
-    };
-    const send = (): void => {
-      if (this.#closed) {
-        this.#waking.delete(session);
-        return;
-      }
-      const started = performance.now();
-      entry.inFlight = this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, session]).then(
-        () => {
-          entry.inFlight = undefined;
-          const wait = WAKE_MS - (performance.now() - started);
-          if (wait <= 0 || this.#closing) settle();
-          else {
-            entry.timer = setTimeout(settle, wait);
-            entry.timer.unref();
-          }
-        },
-        () => {
-          entry.inFlight = undefined;
-          this.#waking.delete(session);
-        },
-      );
-    };
-    entry.now = () => {
-      if (entry.timer === undefined) return;
-      clearTimeout(entry.timer);
-      settle();
-    };
-    send();
+    if (tx !== undefined) tx.wakes.add(session);
+    else this.#wakes.wake(session);
   }
 
   async fork(session: SessionId, at: EventId, name: string): Promise<BranchInfo> {
