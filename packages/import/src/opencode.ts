@@ -24,6 +24,8 @@ import {
 
 /** The OpenCode versions this reader knows (IM-10): 0.x and 1.x (1.16 writes a leading `v`). */
 const KNOWN_VERSION = /^v?[01]\.\d+/;
+/** The version OpenCode records when it runs from its sources rather than a release (`Installation.VERSION`). */
+const DEV_VERSION = "local";
 
 /** The branch a session's undone messages are written on (IM-20). */
 export const REVERTED_BRANCH = "reverted";
@@ -96,13 +98,27 @@ export function openCodeSession(src: OpenCodeRecords): ForeignSession {
   const info = src.info.value;
   const sessionId = str(info, "id") ?? "";
   const version = str(info, "version");
-  if (version === undefined || !KNOWN_VERSION.test(version))
+  const at = `${src.info.where.file}${src.info.where.line > 0 ? `:${src.info.where.line}` : ""}`;
+  if (version === undefined)
     throw new ImportError(
       "unknown-version",
-      `${src.info.where.file}${src.info.where.line > 0 ? `:${src.info.where.line}` : ""}: ${src.info.what} was written by OpenCode ${JSON.stringify(version ?? null)}, not a version strata reads (it reads 0.x and 1.x); nothing of it was imported — a newer strata may read it`,
+      `${at}: ${src.info.what} records no version (info.version), which every OpenCode session has; nothing of it was imported`,
+      src.file,
+    );
+  if (version !== DEV_VERSION && !KNOWN_VERSION.test(version))
+    throw new ImportError(
+      "unknown-version",
+      `${at}: ${src.info.what} was written by OpenCode ${JSON.stringify(version)}, not a version strata reads (it reads 0.x and 1.x); nothing of it was imported — a newer strata may read it`,
       src.file,
     );
   const problems = src.problems;
+  // OpenCode run from its sources (not a release) records "local": read as the newest format, and said so.
+  if (version === DEV_VERSION)
+    problems.push({
+      file: src.info.where.file,
+      line: src.info.where.line,
+      message: `${src.info.what} was written by a development build of OpenCode (version "local", not a release): read as 1.x, the newest format strata reads`,
+    });
   const unmapped = new Map(src.unmapped);
   const steps: Step[] = [];
   const aliases = new Map<string, string | null>();

@@ -468,6 +468,35 @@ describe("OpenCode", () => {
     );
   });
 
+  it('IM-17 a development build\'s version ("local") is read as the newest format and said so; a session with no version is refused, saying so', () => {
+    const dir = tempDir();
+    const db = join(dir, "opencode.db");
+    buildOpenCodeDb(db, { version: (id, v) => (id === B ? "local" : v) });
+    const { store, report, of } = importPath(dir);
+    expect(report.sessions.find((s) => s.sourceId === B)?.version).toBe("local");
+    expect(report.problems.filter((p) => p.message.includes("development build"))).toEqual([
+      {
+        file: db,
+        line: 0,
+        message: expect.stringMatching(/written by a development build of OpenCode \(version "local", not a release\): read as 1\.x/),
+      },
+    ]);
+    // The same tree as the release it was built from.
+    const released = importPath(STORAGE);
+    expect(shape(open(store, of(B)).tree)).toEqual(shape(open(released.store, released.of(B)).tree));
+    const doc = JSON.parse(readFileSync(join(OPENCODE, "export.json"), "utf8")) as { info: Record<string, unknown> };
+    delete doc.info.version;
+    const file = join(tempDir(), "no-version.json");
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    expect(importForeign(tempStore(), { from: "opencode", path: file }).failed).toEqual([
+      {
+        file,
+        code: "unknown-version",
+        message: expect.stringMatching(/records no version \(info\.version\), which every OpenCode session has/),
+      },
+    ]);
+  });
+
   it("IM-19 an `opencode export` file: the session as the storage holds it, its lines those of the file; a broken one is not-a-session with its line", () => {
     const file = join(OPENCODE, "export.json");
     const { store, report, of } = importPath(file);
