@@ -64,6 +64,9 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
   ): void => {
     const bad = (line: number, message: string): void => void problems.push({ file, line, message });
     let agentRoots = 0;
+    // The records of a sub-agent's transcript: a record pointing at none of them starts a line.
+    const own = new Set<string>();
+    if (agent !== undefined) for (const { value } of records) if (typeof value.uuid === "string") own.add(value.uuid);
     for (const { line, value: r } of records) {
       const type = str(r, "type");
       const v = str(r, "version");
@@ -84,7 +87,8 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
       const ts = timeOf(r.timestamp);
       // The root of a sub-agent's transcript is the line `agent-<agentId>`; an inline sidechain (1.x) is numbered.
       let lineName: string | undefined;
-      if (parent === null && agent !== undefined && (type === "user" || type === "assistant"))
+      // (a record of a transcript may point into the session: a compaction agent starts from its history)
+      if (agent !== undefined && (type === "user" || type === "assistant") && (parent === null || !own.has(parent)))
         lineName = ++agentRoots === 1 ? `agent-${agent.agentId}` : `agent-${agent.agentId}-${agentRoots}`;
       else if (agent === undefined && r.isSidechain === true && parent === null) lineName = `sidechain-${++sidechains}`;
       const base = { parent, ts, line, ...(agent === undefined ? {} : { file }), ...(lineName === undefined ? {} : { lineName }) };
@@ -160,6 +164,7 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
     read(lines.records, agent.path, agent);
   }
   linkAgents(steps, agentOfCall, new Set(agents.map((a) => a.agentId)));
+  oneLinePerExchange(steps, aliases);
   if (mainSteps === 0 && version === undefined)
     throw new ImportError(
       "not-a-session",
@@ -188,6 +193,63 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
 }
 
 type Base = { parent: string | null; ts: number | undefined; line: number; file?: string; lineName?: string };
+
+/**
+ * Claude Code 2.x writes each block of a response as a line of its own (the lines of one response
+ * share `message.id`), and the result of each of its parallel calls points at the line of its own
+ * call (`parentUuid`, and `sourceToolAssistantUUID`), not at the last line before it: as links,
+ * the calls' lines and their results are siblings, yet they are one exchange — the response, its
+ * results, what follows — and Claude Code reads them as one history. So a line of the response, a
+ * result of one of its calls, a model switch or a reply that points anywhere into an exchange is
+ * made to follow the exchange's last step; a prompt that points into one keeps its parent (an
+ * edited prompt is a branch).
+ */
+function oneLinePerExchange(steps: Step[], aliases: ReadonlyMap<string, string | null>): void {
+  interface Exchange {
+    readonly group: string | undefined;
+    last: string;
+    readonly calls: Set<string>;
+  }
+  const exchangeOf = new Map<string, Exchange>();
+  const resolve = (key: string | null): string | null => {
+    let k = key;
+    for (let n = 0; k !== null && n <= aliases.size && aliases.has(k); n++) k = aliases.get(k) ?? null;
+    return k;
+  };
+  steps.forEach((s, i) => {
+    const p = resolve(s.parent);
+    const e = p === null || s.lineName !== undefined ? undefined : exchangeOf.get(p);
+    const follow = (x: Exchange): void => {
+      if (p !== x.last) steps[i] = { ...s, parent: x.last };
+    };
+    switch (s.kind) {
+      case "assistant": {
+        if (e !== undefined && s.group !== undefined && e.group === s.group) {
+          follow(e);
+          e.last = s.key;
+          for (const c of s.calls) e.calls.add(c.id);
+          exchangeOf.set(s.key, e);
+          return;
+        }
+        if (e !== undefined) follow(e);
+        exchangeOf.set(s.key, { group: s.group, last: s.key, calls: new Set(s.calls.map((c) => c.id)) });
+        return;
+      }
+      case "results":
+        if (e !== undefined && s.results.every((r) => e.calls.has(r.callId))) {
+          follow(e);
+          e.last = s.key;
+          exchangeOf.set(s.key, e);
+        }
+        return;
+      case "model":
+        if (e !== undefined) follow(e);
+        return;
+      default:
+        return;
+    }
+  });
+}
 
 /**
  * Names on each Task/Agent call the branch of the sub-agent it ran (`branch="agent-<agentId>"`),

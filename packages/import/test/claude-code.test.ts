@@ -4,7 +4,7 @@
  * thinking, a meta line, an edit that forks, an API error, an inline sidechain, a compaction, and
  * bookkeeping records) and two small broken ones.
  */
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ATTR, CALL, renderPrompt, TAG, TURN } from "@strata/agent";
 import { type Element, toXml } from "@strata/dom";
@@ -400,5 +400,151 @@ describe("Claude Code before 2.1.2: transcripts beside the session file", () => 
     session.close();
     // The session file alone finds its transcript beside it: the same source, skipped.
     expect(importForeign(store, { from: "claude-code", path: MAIN }).skipped.map((s) => s.session)).toEqual([id]);
+  });
+});
+
+/**
+ * Claude Code 2.1's shape of parallel calls (seen in real recordings): each block of a response a
+ * line, a hook's progress record between them, and each result pointing at the line of its own
+ * call (`sourceToolAssistantUUID`), not at the line before it; and a compaction agent's transcript
+ * whose records point into the session. Written here, line by line, in that shape.
+ */
+describe("Claude Code 2.1: results that point at their own call's line, compaction transcripts", () => {
+  const SID = "44444444-5555-4666-8777-888888888888";
+  let t = Date.parse("2026-02-11T20:00:00.000Z");
+  const base = (uuid: string, parentUuid: string | null, extra: Record<string, unknown> = {}) => ({
+    parentUuid,
+    isSidechain: false,
+    sessionId: SID,
+    version: "2.1.39",
+    cwd: "/home/u/p",
+    uuid,
+    timestamp: new Date((t += 1000)).toISOString(),
+    ...extra,
+  });
+  const user = (uuid: string, parent: string | null, content: unknown, extra: Record<string, unknown> = {}) => ({
+    type: "user",
+    ...base(uuid, parent, extra),
+    message: { role: "user", content },
+  });
+  const assistant = (uuid: string, parent: string, id: string, block: Record<string, unknown>) => ({
+    type: "assistant",
+    ...base(uuid, parent),
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model: "claude-opus-4-6",
+      content: [block],
+      usage: { input_tokens: 10, output_tokens: 5 },
+    },
+  });
+  const result = (uuid: string, parent: string, call: string, text: string) =>
+    user(uuid, parent, [{ type: "tool_result", tool_use_id: call, content: text }], { sourceToolAssistantUUID: parent });
+  const lines = [
+    user("u1", null, "Read both files"),
+    assistant("a1", "u1", "msg_1", { type: "text", text: "Reading them." }),
+    assistant("a2", "a1", "msg_1", { type: "tool_use", id: "toolu_a", name: "Read", input: { file_path: "a.txt" } }),
+    { type: "progress", ...base("p1", "a2"), data: { type: "hook_progress", hookEvent: "PreToolUse" } },
+    assistant("a3", "p1", "msg_1", { type: "tool_use", id: "toolu_b", name: "Read", input: { file_path: "b.txt" } }),
+    result("r1", "a2", "toolu_a", "A"),
+    result("r2", "a3", "toolu_b", "B"),
+    assistant("a4", "r2", "msg_2", { type: "text", text: "Both read." }),
+    user("u2", "a4", "Now summarize"),
+    assistant("a5", "u2", "msg_3", { type: "text", text: "Summary." }),
+    // The prompt edited: a branch from the reply before it.
+    user("u3", "a4", "Summarize briefly"),
+    assistant("a6", "u3", "msg_4", { type: "text", text: "Brief." }),
+  ];
+  const compaction = [
+    user("c1", "a4", "Summarize the conversation", { isSidechain: true, agentId: "acompact-1f" }),
+    { ...assistant("c2", "c1", "msg_c1", { type: "text", text: "The user read two files." }), isSidechain: true, agentId: "acompact-1f" },
+    user("c3", "a6", "Summarize the conversation", { isSidechain: true, agentId: "acompact-1f" }),
+  ];
+
+  function write(withAgent: boolean): string {
+    const dir = tempDir();
+    writeFileSync(join(dir, `${SID}.jsonl`), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    if (withAgent) {
+      mkdirSync(join(dir, SID, "subagents"), { recursive: true });
+      writeFileSync(join(dir, SID, "subagents", "agent-acompact-1f.jsonl"), `${compaction.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    }
+    return dir;
+  }
+
+  it("IM-6 IM-11 parallel calls settled by results pointing at their own call's line are one line: no branch, every call with its result", () => {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: write(false) });
+    expect(report.problems).toEqual([]);
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    // Only the edited prompt is a branch.
+    expect(
+      session
+        .branches()
+        .map((b) => b.name)
+        .sort(),
+    ).toEqual(["fork-1", "main"]);
+    const [ask, reply, both, brief] = turns(bodyOf(session.tree)) as Element[];
+    expect(ask?.children[0]?.text).toBe("Read both files");
+    // The three lines of msg_1 are one turn; both calls are settled by their results on main.
+    expect(reply?.children.map((c) => c.tag)).toEqual([TAG.text, TAG.call, TAG.call, TAG.usage]);
+    const calls = reply?.children.filter((c) => c.tag === TAG.call) as Element[];
+    expect(calls.map((c) => [c.attrs.id, c.attrs.status, c.children.find((k) => k.tag === TAG.result)?.text])).toEqual([
+      ["toolu_a", CALL.executed, "A"],
+      ["toolu_b", CALL.executed, "B"],
+    ]);
+    expect(both?.children[0]?.text).toBe("Both read.");
+    expect(
+      turns(bodyOf(session.tree))
+        .slice(4)
+        .map((x) => x.children[0]?.text),
+    ).toEqual(["Brief."]);
+    expect(brief?.children[0]?.text).toBe("Summarize briefly");
+    const { session: fork } = Session.open(store, id, { branch: "fork-1" });
+    expect(
+      turns(bodyOf(fork.tree))
+        .map((x) => x.children[0]?.text)
+        .slice(-2),
+    ).toEqual(["Now summarize", "Summary."]);
+    expect(session.select(`call[status="${CALL.interrupted}"]`)).toEqual([]);
+    fork.close();
+    session.close();
+  });
+
+  it("IM-24 a compaction agent's transcript, whose records point into the session, is a branch at each point; main keeps its end", () => {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: write(true) });
+    expect(report.problems).toEqual([]);
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    expect(
+      session
+        .branches()
+        .map((b) => b.name)
+        .sort(),
+    ).toEqual(["agent-acompact-1f", "agent-acompact-1f-2", "fork-1", "main"]);
+    // main is the session's own line to its last record, as without the transcript.
+    expect(
+      turns(bodyOf(session.tree))
+        .map((x) => x.children[0]?.text)
+        .slice(-2),
+    ).toEqual(["Summarize briefly", "Brief."]);
+    // Each request forks where it points: the compaction agent reads the history up to there.
+    const { session: first } = Session.open(store, id, { branch: "agent-acompact-1f" });
+    expect(
+      turns(bodyOf(first.tree))
+        .map((x) => x.children[0]?.text)
+        .slice(-3),
+    ).toEqual(["Both read.", "Summarize the conversation", "The user read two files."]);
+    const { session: second } = Session.open(store, id, { branch: "agent-acompact-1f-2" });
+    expect(
+      turns(bodyOf(second.tree))
+        .map((x) => x.children[0]?.text)
+        .slice(-2),
+    ).toEqual(["Brief.", "Summarize the conversation"]);
+    first.close();
+    second.close();
+    session.close();
   });
 });
