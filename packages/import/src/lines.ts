@@ -35,6 +35,13 @@ export function readJsonLines(text: string, file: string): { records: JsonLine[]
     try {
       value = JSON.parse(raw);
     } catch (e) {
+      // Records appended with no newline between them (seen in real Pi files): each is read, and said so.
+      const joined = splitRecords(raw);
+      if (joined !== undefined) {
+        problems.push({ file, line, message: `${joined.length} JSON records on one line, with no newline between them; each is read` });
+        for (const value of joined) records.push({ line, value });
+        continue;
+      }
       problems.push({ file, line, message: `not JSON (${(e as Error).message}); the line is kept in the source blob only` });
       continue;
     }
@@ -49,4 +56,48 @@ export function readJsonLines(text: string, file: string): { records: JsonLine[]
     records.push({ line, value });
   }
   return { records, problems };
+}
+
+/**
+ * The records of a line that is several JSON objects one after another (`{…}{…}`), cut where an
+ * object closes at the top level outside a string; undefined unless there are two or more and
+ * each is a JSON object.
+ */
+function splitRecords(raw: string): Record<string, unknown>[] | undefined {
+  const pieces: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) {
+        if (c !== 0x7b) return undefined;
+        start = i;
+      }
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (--depth < 0) return undefined;
+      if (depth === 0) pieces.push(raw.slice(start, i + 1));
+    } else if (depth === 0 && c !== 0x20 && c !== 0x09) return undefined;
+  }
+  if (depth !== 0 || pieces.length < 2) return undefined;
+  const out: Record<string, unknown>[] = [];
+  for (const p of pieces) {
+    try {
+      const v: unknown = JSON.parse(p);
+      if (!isObject(v)) return undefined;
+      out.push(v);
+    } catch {
+      return undefined;
+    }
+  }
+  return out;
 }

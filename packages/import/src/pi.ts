@@ -75,6 +75,13 @@ export function parsePi(text: string, file: string): ForeignSession {
     if (s.kind === "user" || s.kind === "assistant" || s.kind === "results") inBody.add(s.key);
   };
 
+  // A version 1 entry's key is its line (`L<line>`; the second record of a line holding two, `L<line>.2`).
+  const v1Key = (i: number): string => {
+    const line = (records[i] as (typeof records)[number]).line;
+    let k = 1;
+    for (let j = i - 1; j >= 0 && (records[j] as (typeof records)[number]).line === line; j--) k++;
+    return k === 1 ? `L${line}` : `L${line}.${k}`;
+  };
   for (let i = 1; i < records.length; i++) {
     const { line, value: r } = records[i] as (typeof records)[number];
     const type = str(r, "type") ?? "untyped";
@@ -86,7 +93,7 @@ export function parsePi(text: string, file: string): ForeignSession {
     let key: string;
     let parent: string | null;
     if (version === 1) {
-      key = str(r, "id") ?? `L${line}`;
+      key = str(r, "id") ?? v1Key(i);
       parent = prev;
     } else {
       const id = str(r, "id");
@@ -144,7 +151,7 @@ export function parsePi(text: string, file: string): ForeignSession {
         const firstKept =
           str(r, "firstKeptEntryId") ??
           (version === 1 && index !== undefined && index > 0 && records[index] !== undefined
-            ? (str((records[index] as (typeof records)[number]).value, "id") ?? `L${(records[index] as (typeof records)[number]).line}`)
+            ? (str((records[index] as (typeof records)[number]).value, "id") ?? v1Key(index))
             : undefined);
         compactions.push({ index: steps.length, firstKept });
         push({ kind: "compaction", key, ...base, summary });

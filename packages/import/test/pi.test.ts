@@ -5,7 +5,7 @@
  * a `!command`, extension entries, a compaction keeping part of the path, a `length` finish and an
  * aborted reply; `v1.jsonl` and `v2.jsonl`, the older versions; two small broken ones).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ATTR, CALL, renderPrompt, TAG, TURN } from "@strata/agent";
 import { type Element, toXml } from "@strata/dom";
@@ -14,7 +14,7 @@ import type { SessionId } from "@strata/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256 } from "../src/import.ts";
 import { IMPORT, ImportError, importForeign, parsePi } from "../src/index.ts";
-import { checkImported, cleanup, FIXTURES, tempStore } from "./helpers.ts";
+import { checkImported, cleanup, FIXTURES, tempDir, tempStore } from "./helpers.ts";
 
 const DIR = join(FIXTURES, "pi");
 const FILE = join(DIR, "session.jsonl");
@@ -217,5 +217,48 @@ describe("Pi", () => {
     let checked = 0;
     for (const s of r.sessions) checked += checkImported(store, s.session as SessionId);
     expect(checked).toBeGreaterThan(30);
+  });
+});
+
+describe("JSONL lines (IM-5)", () => {
+  it("IM-5 records appended with no newline between them (real Pi files have them) are each read, and the line is reported", () => {
+    const lines = readFileSync(FILE, "utf8").split("\n");
+    // Two whole records on one line, as an interrupted append leaves them; the tree is the file's own.
+    const joined = [...lines.slice(0, 5), `${lines[5]}${lines[6]}`, ...lines.slice(7)].join("\n");
+    const file = join(tempDir(), "joined.jsonl");
+    writeFileSync(file, joined);
+    const { store, report, id } = importFile(file);
+    expect(report.problems).toEqual([{ file, line: 6, message: "2 JSON records on one line, with no newline between them; each is read" }]);
+    const whole = importFile();
+    const { session } = Session.open(store, id);
+    const { session: same } = Session.open(whole.store, whole.id);
+    expect(turns(bodyOf(session.tree)).map(textOf)).toEqual(turns(bodyOf(same.tree)).map(textOf));
+    // A line that is records and something else is not JSON, as before.
+    const broken = join(tempDir(), "broken.jsonl");
+    writeFileSync(broken, [...lines.slice(0, 5), `${lines[5]}{"type": "message", "id": "x"`, ...lines.slice(7)].join("\n"));
+    const said = importFile(broken).report.problems;
+    expect(said[0]).toEqual({
+      file: broken,
+      line: 6,
+      message: expect.stringMatching(/^not JSON \(.*\); the line is kept in the source blob only$/),
+    });
+    expect(said.filter((p) => p.message.includes("on one line"))).toEqual([]);
+    session.close();
+    same.close();
+    // Version 1 entries have no ids (each is keyed by its line): the second of a line is its own.
+    const v1 = readFileSync(join(DIR, "v1.jsonl"), "utf8").split("\n");
+    const v1File = join(tempDir(), "v1-joined.jsonl");
+    writeFileSync(v1File, [...v1.slice(0, 2), `${v1[2]}${v1[3]}`, ...v1.slice(4)].join("\n"));
+    const a = importFile(v1File);
+    expect(a.report.problems).toEqual([
+      { file: v1File, line: 3, message: "2 JSON records on one line, with no newline between them; each is read" },
+    ]);
+    const b = importFile(join(DIR, "v1.jsonl"));
+    const { session: joinedV1 } = Session.open(a.store, a.id);
+    const { session: wholeV1 } = Session.open(b.store, b.id);
+    expect(turns(bodyOf(joinedV1.tree)).map(textOf)).toEqual(turns(bodyOf(wholeV1.tree)).map(textOf));
+    expect(a.report.sessions[0]?.eventCount).toBe(b.report.sessions[0]?.eventCount);
+    joinedV1.close();
+    wholeV1.close();
   });
 });
