@@ -56,6 +56,7 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
   let sidechains = 0;
   /** Task/Agent call id → the agent its result names (`toolUseResult.agentId`). */
   const agentOfCall = new Map<string, string>();
+  const known = new Set<string>();
 
   const read = (
     records: readonly { line: number; value: Record<string, unknown> }[],
@@ -64,6 +65,8 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
   ): void => {
     const bad = (line: number, message: string): void => void problems.push({ file, line, message });
     let agentRoots = 0;
+    /** The last record of this file with a uuid. */
+    let previous: { uuid: string; line: number } | undefined;
     // The records of a sub-agent's transcript: a record pointing at none of them starts a line.
     const own = new Set<string>();
     if (agent !== undefined) for (const { value } of records) if (typeof value.uuid === "string") own.add(value.uuid);
@@ -83,7 +86,19 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
       cwd ??= str(r, "cwd");
       const uuid = str(r, "uuid");
       const parentRaw = r.parentUuid;
-      const parent = typeof parentRaw === "string" ? parentRaw : null;
+      let parent = typeof parentRaw === "string" ? parentRaw : null;
+      const before = previous;
+      // A parent no file of the session holds (a record Claude Code did not write, a file that
+      // starts mid-history): the record follows the one before it in its file, as it was written.
+      if (parent !== null && !known.has(parent)) {
+        if (type === "user" || type === "assistant")
+          bad(
+            line,
+            `its parent ${parent} is not in the source; read as following ${before === undefined ? "nothing (it starts the history)" : `line ${before.line}`}`,
+          );
+        parent = before?.uuid ?? null;
+      }
+      if (uuid !== undefined) previous = { uuid, line };
       const ts = timeOf(r.timestamp);
       // The root of a sub-agent's transcript is the line `agent-<agentId>`; an inline sidechain (1.x) is numbered.
       let lineName: string | undefined;
@@ -131,8 +146,10 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
             continue;
           }
           // A compaction boundary has no parent of its own: what follows it continues the line before it.
+          // (its logical parent may be in no file either: then it follows the record before it)
           const logical = str(r, "logicalParentUuid");
-          aliases.set(uuid, str(r, "subtype") === "compact_boundary" && logical !== undefined ? logical : parent);
+          const boundary = str(r, "subtype") === "compact_boundary" && logical !== undefined;
+          aliases.set(uuid, boundary ? (known.has(logical) ? logical : (before?.uuid ?? null)) : parent);
           countUnmapped(unmapped, `system/${str(r, "subtype") ?? "?"}`);
           continue;
         }
@@ -156,10 +173,13 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
     }
   };
 
+  // Every uuid of the session's files: a parent among none of them is not in the source.
+  const agentLines = agents.map((agent) => ({ agent, lines: readJsonLines(agent.text, agent.path) }));
+  for (const { value } of [...records, ...agentLines.flatMap((a) => a.lines.records)])
+    if (typeof value.uuid === "string") known.add(value.uuid);
   read(records, file, undefined);
   const mainSteps = steps.length;
-  for (const agent of agents) {
-    const lines = readJsonLines(agent.text, agent.path);
+  for (const { agent, lines } of agentLines) {
     problems.push(...lines.problems);
     read(lines.records, agent.path, agent);
   }

@@ -512,6 +512,51 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
     session.close();
   });
 
+  it("IM-6 a parent no file holds (a compaction's logical parent, a hook's progress, a file starting mid-history) follows the record before it: no branch", () => {
+    const dir = tempDir();
+    const file = join(dir, `${SID}.jsonl`);
+    const orphan = [
+      // The file starts mid-history: its first prompt's parent is in no file.
+      user("m1", "gone-1", "Continue the refactor"),
+      assistant("m2", "m1", "msg_m2", { type: "text", text: "Continuing." }),
+      // A Stop hook's progress whose parent Claude Code did not write; the next prompt hangs off it.
+      { type: "progress", ...base("h1", "gone-2"), data: { type: "hook_progress", hookEvent: "Stop" } },
+      user("m3", "h1", "Now the tests"),
+      assistant("m4", "m3", "msg_m4", { type: "text", text: "Tests next." }),
+      // An automatic compaction whose logical parent is in no file (real 2.1 files have these).
+      {
+        type: "system",
+        subtype: "compact_boundary",
+        ...base("cb", null),
+        logicalParentUuid: "gone-3",
+        compactMetadata: { trigger: "auto" },
+      },
+      user("m5", "cb", "This session is being continued from a previous conversation.", { isCompactSummary: true }),
+      user("m6", "m5", "Go on"),
+      assistant("m7", "m6", "msg_m7", { type: "text", text: "Going on." }),
+    ];
+    writeFileSync(file, `${orphan.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path: file });
+    expect(report.problems).toEqual([
+      { file, line: 1, message: "its parent gone-1 is not in the source; read as following nothing (it starts the history)" },
+    ]);
+    const id = report.sessions[0]?.session as SessionId;
+    const { session } = Session.open(store, id);
+    expect(session.branches().map((b) => b.name)).toEqual(["main"]);
+    expect(turns(bodyOf(session.tree)).map((x) => x.children[0]?.text)).toEqual([
+      "Continue the refactor",
+      "Continuing.",
+      "Now the tests",
+      "Tests next.",
+      "Go on",
+      "Going on.",
+    ]);
+    // The compaction hides what came before it.
+    expect(metaOf(session.tree).children.find((c) => c.tag === "compaction")?.attrs.line).toBe("7");
+    session.close();
+  });
+
   it("IM-24 a compaction agent's transcript, whose records point into the session, is a branch at each point; main keeps its end", () => {
     const store = tempStore();
     const report = importForeign(store, { from: "claude-code", path: write(true) });
