@@ -103,7 +103,7 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
         events++;
       // Where every line of its own starts: after the record of the source (a sidechain sees only its own history).
       const base = main.head.id;
-      const ordered = order(foreign);
+      const { ordered, promoted } = order(foreign);
       const eventOf = new Map<string, EventId>();
       const byHead = new Map<EventId, Line>();
       const names = new Set<string>(["main"]);
@@ -142,7 +142,7 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
       for (const step of ordered) {
         const parent = resolve(foreign, step.parent);
         // A named line always starts a branch of its own, even at the head of the line it leaves.
-        const own = step.lineName !== undefined;
+        const own = step.lineName !== undefined && !promoted.has(step.key);
         if (!own && current !== undefined && parent !== null && parent === currentLast) {
           current.pending.push(step);
           currentLast = step.key;
@@ -182,22 +182,36 @@ export function writeSession(store: Store, foreign: ForeignSession, options: Wri
   return { session: session.id, branches, events, problems };
 }
 
-/** Steps in writing order: the path to the source's current leaf first (it becomes `main`), then the rest in source order. */
-function order(foreign: ForeignSession): Step[] {
+/**
+ * Steps in writing order: the path to the source's current leaf first (it becomes `main`), then
+ * the rest in source order. When every step is on a line of its own (a sub-agent's transcript
+ * imported alone, a file of sidechains only), the last step's line is `main`: `promoted` holds the
+ * line roots on that path, which then start no branch.
+ */
+function order(foreign: ForeignSession): { ordered: Step[]; promoted: Set<string> } {
   const byKey = new Map(foreign.steps.map((s) => [s.key, s]));
   const main = new Set<string>();
+  const promoted = new Set<string>();
   // The current leaf: the last step of the source that starts no line of its own (a sidechain).
   let leaf: Step | undefined;
   for (let i = foreign.steps.length - 1; i >= 0 && leaf === undefined; i--) {
     const s = foreign.steps[i] as Step;
     if (!onSideLine(s, byKey, foreign)) leaf = s;
   }
+  if (leaf === undefined && foreign.steps.length > 0) {
+    leaf = foreign.steps[foreign.steps.length - 1] as Step;
+    for (let s: Step | undefined = leaf, n = 0; s !== undefined && n <= byKey.size; n++) {
+      if (s.lineName !== undefined) promoted.add(s.key);
+      const p = resolve(foreign, s.parent);
+      s = p === null ? undefined : byKey.get(p);
+    }
+  }
   for (let s = leaf; s !== undefined && !main.has(s.key); ) {
     main.add(s.key);
     const p = resolve(foreign, s.parent);
     s = p === null ? undefined : byKey.get(p);
   }
-  return [...foreign.steps.filter((s) => main.has(s.key)), ...foreign.steps.filter((s) => !main.has(s.key))];
+  return { ordered: [...foreign.steps.filter((s) => main.has(s.key)), ...foreign.steps.filter((s) => !main.has(s.key))], promoted };
 }
 
 /** True when the step's line starts with a named line of its own (a sidechain, a child agent). */

@@ -335,12 +335,18 @@ describe("Claude Code 2.x: sub-agent transcripts and saved outputs", () => {
     expect(store.listSessions()).toHaveLength(2);
   });
 
-  it("IM-24 a transcript given by itself is a session of its own (a line of the sub-agent)", () => {
+  it("IM-24 a transcript given by itself is a session of its own, its line main (nothing else is there)", () => {
     const store = tempStore();
     const r = importForeign(store, { from: "claude-code", path: AGENT });
-    expect(r.sessions.map((s) => s.file)).toEqual([AGENT]);
+    expect(r.sessions.map((s) => [s.file, s.branchCount])).toEqual([[AGENT, 1]]);
     const { session } = Session.open(store, r.sessions[0]?.session as SessionId);
-    expect(session.branches().map((b) => b.name)).toContain("sidechain-1");
+    expect(session.branches().map((b) => b.name)).toEqual(["main"]);
+    expect(renderPrompt(session).messages.map((m) => m.content)).toEqual([
+      "Count lines in notes/",
+      "",
+      "3 notes/a.md\n4 notes/b.md\n7 total",
+      "7 lines in total.",
+    ]);
     session.close();
   });
 
