@@ -468,6 +468,19 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
     user("c3", "a6", "Summarize the conversation", { isSidechain: true, agentId: "acompact-1f" }),
   ];
 
+  /** `path` imported into a new store, and its session open on main. */
+  function imported(path: string) {
+    const store = tempStore();
+    const report = importForeign(store, { from: "claude-code", path });
+    const id = report.sessions[0]?.session as SessionId;
+    return { store, report, id, session: Session.open(store, id).session };
+  }
+  const branchNames = (session: Session): string[] =>
+    session
+      .branches()
+      .map((b) => b.name)
+      .sort();
+
   function write(withAgent: boolean): string {
     const dir = tempDir();
     writeFileSync(join(dir, `${SID}.jsonl`), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
@@ -479,18 +492,10 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
   }
 
   it("IM-6 IM-11 parallel calls settled by results pointing at their own call's line are one line: no branch, every call with its result", () => {
-    const store = tempStore();
-    const report = importForeign(store, { from: "claude-code", path: write(false) });
+    const { store, report, id, session } = imported(write(false));
     expect(report.problems).toEqual([]);
-    const id = report.sessions[0]?.session as SessionId;
-    const { session } = Session.open(store, id);
     // Only the edited prompt is a branch.
-    expect(
-      session
-        .branches()
-        .map((b) => b.name)
-        .sort(),
-    ).toEqual(["fork-1", "main"]);
+    expect(branchNames(session)).toEqual(["fork-1", "main"]);
     const [ask, reply, both, brief] = turns(bodyOf(session.tree)) as Element[];
     expect(ask?.children[0]?.text).toBe("Read both files");
     // The three lines of msg_1 are one turn; both calls are settled by their results on main.
@@ -542,14 +547,11 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
       assistant("m7", "m6", "msg_m7", { type: "text", text: "Going on." }),
     ];
     writeFileSync(file, `${orphan.map((l) => JSON.stringify(l)).join("\n")}\n`);
-    const store = tempStore();
-    const report = importForeign(store, { from: "claude-code", path: file });
+    const { report, session } = imported(file);
     expect(report.problems).toEqual([
       { file, line: 1, message: "its parent gone-1 is not in the source; read as following nothing (it starts the history)" },
     ]);
-    const id = report.sessions[0]?.session as SessionId;
-    const { session } = Session.open(store, id);
-    expect(session.branches().map((b) => b.name)).toEqual(["main"]);
+    expect(branchNames(session)).toEqual(["main"]);
     expect(turns(bodyOf(session.tree)).map((x) => x.children[0]?.text)).toEqual([
       "Continue the refactor",
       "Continuing.",
@@ -564,17 +566,9 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
   });
 
   it("IM-24 a compaction agent's transcript, whose records point into the session, is a branch at each point; main keeps its end", () => {
-    const store = tempStore();
-    const report = importForeign(store, { from: "claude-code", path: write(true) });
+    const { store, report, id, session } = imported(write(true));
     expect(report.problems).toEqual([]);
-    const id = report.sessions[0]?.session as SessionId;
-    const { session } = Session.open(store, id);
-    expect(
-      session
-        .branches()
-        .map((b) => b.name)
-        .sort(),
-    ).toEqual(["agent-acompact-1f", "agent-acompact-1f-2", "fork-1", "main"]);
+    expect(branchNames(session)).toEqual(["agent-acompact-1f", "agent-acompact-1f-2", "fork-1", "main"]);
     // main is the session's own line to its last record, as without the transcript.
     expect(
       turns(bodyOf(session.tree))
