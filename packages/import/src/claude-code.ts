@@ -43,7 +43,8 @@ export interface AgentTranscript {
  * Throws `ImportError` for a version it does not know (in any of the files) or a file that is no session.
  */
 export function parseClaudeCode(text: string, file: string, agents: readonly AgentTranscript[] = []): ForeignSession {
-  const { records, problems } = readJsonLines(text, file);
+  const { records, problems, unreadable: unreadableMain } = readJsonLines(text, file);
+  let unreadable = unreadableMain;
   const steps: Step[] = [];
   const aliases = new Map<string, string | null>();
   const unmapped = new Map<string, number>();
@@ -96,7 +97,7 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
             line,
             `its parent ${parent} is not in the source; read as following ${before === undefined ? "nothing (it starts the history)" : `line ${before.line}`}`,
           );
-        parent = before?.uuid ?? null;
+        parent = before !== undefined && before.uuid !== uuid ? before.uuid : null;
       }
       if (uuid !== undefined) previous = { uuid, line };
       const ts = timeOf(r.timestamp);
@@ -181,6 +182,7 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
   const mainSteps = steps.length;
   for (const { agent, lines } of agentLines) {
     problems.push(...lines.problems);
+    unreadable += lines.unreadable;
     read(lines.records, agent.path, agent);
   }
   linkAgents(steps, agentOfCall, new Set(agents.map((a) => a.agentId)));
@@ -188,9 +190,9 @@ export function parseClaudeCode(text: string, file: string, agents: readonly Age
   if (mainSteps === 0 && version === undefined)
     throw new ImportError(
       "not-a-session",
-      `${file}: no Claude Code user or assistant record with a version in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Claude Code session file (~/.claude/projects/…/<session>.jsonl)?`,
+      `${file}: no Claude Code user or assistant record with a version in ${records.length} record(s)${unreadable > 0 ? ` (${unreadable} line(s) not JSON)` : ""}; is it a Claude Code session file (~/.claude/projects/…/<session>.jsonl)?`,
       file,
-      problems.length === 0,
+      unreadable === 0,
     );
   // A summary names a leaf; when that leaf is in this file it titles the session.
   let title = aiTitle;

@@ -22,7 +22,7 @@ import {
   str,
   timeOf,
 } from "./foreign.ts";
-import { readJsonLines } from "./lines.ts";
+import { lineKey, readJsonLines } from "./lines.ts";
 
 /** The CLI versions this reader knows (IM-10): 0.x (0.77 … 0.142 seen). */
 const KNOWN_VERSION = /^0\.\d+\.\d+/;
@@ -50,7 +50,7 @@ function outputOf(v: unknown): { output: string; isError: boolean } {
 
 /** Parses a Codex rollout file's text. Throws `ImportError` for a version it does not know or a file that is no rollout. */
 export function parseCodex(text: string, file: string): ForeignSession {
-  const { records, problems } = readJsonLines(text, file);
+  const { records, problems, unreadable } = readJsonLines(text, file);
   const first = records[0];
   if (first !== undefined && first.value.type === undefined && typeof first.value.id === "string" && "instructions" in first.value)
     throw new ImportError(
@@ -62,9 +62,9 @@ export function parseCodex(text: string, file: string): ForeignSession {
   if (meta === undefined)
     throw new ImportError(
       "not-a-session",
-      `${file}: no Codex session_meta record in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Codex rollout (~/.codex/sessions/…/rollout-….jsonl)?`,
+      `${file}: no Codex session_meta record in ${records.length} record(s)${unreadable > 0 ? ` (${unreadable} line(s) not JSON)` : ""}; is it a Codex rollout (~/.codex/sessions/…/rollout-….jsonl)?`,
       file,
-      problems.length === 0,
+      unreadable === 0,
     );
   const m = meta.value.payload as Record<string, unknown>;
   const version = str(m, "cli_version");
@@ -95,8 +95,9 @@ export function parseCodex(text: string, file: string): ForeignSession {
   let title: string | undefined;
   const bad = (line: number, message: string): void => void problems.push({ file, line, message });
 
-  for (const { line, value: r } of records) {
-    const key = `L${line}`;
+  for (const rec of records) {
+    const { line, value: r } = rec;
+    const key = lineKey(rec);
     const parent = prev;
     prev = key;
     const base = { parent, ts: timeOf(r.timestamp), line };

@@ -173,7 +173,7 @@ export function findSources(from: Format, path: string): Source[] {
   return findAll(from, path).sources;
 }
 
-/** The sources under a path, and the problems found while looking for them (OpenCode: messages of no session). */
+/** Whether `path` is a directory (false when it cannot be read). */
 function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -182,6 +182,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/** The sources under a path, and the problems found while looking for them (OpenCode: messages of no session). */
 function findAll(from: Format, path: string): { sources: Source[]; problems: ImportProblem[] } {
   let isDir: boolean;
   try {

@@ -9,13 +9,24 @@ import { type ImportProblem, isObject } from "./foreign.ts";
 export interface JsonLine {
   /** 1-based. */
   readonly line: number;
+  /** The second, third … record of a line holding several (2, 3 …); absent for a line's first. */
+  readonly part?: number;
   readonly value: Record<string, unknown>;
 }
 
+/** A record's key by its place (formats whose records have no ids): `L<line>`, `L<line>.2` … */
+export function lineKey(r: JsonLine): string {
+  return r.part === undefined ? `L${r.line}` : `L${r.line}.${r.part}`;
+}
+
 /** The records of a JSONL text, and the lines that are not records. */
-export function readJsonLines(text: string, file: string): { records: JsonLine[]; problems: ImportProblem[] } {
+export function readJsonLines(
+  text: string,
+  file: string,
+): { records: JsonLine[]; problems: ImportProblem[] /** Lines that are not JSON records (of the problems). */; unreadable: number } {
   const records: JsonLine[] = [];
   const problems: ImportProblem[] = [];
+  let unreadable = 0;
   let start = 0;
   let line = 0;
   // A BOM is not part of the first record.
@@ -39,13 +50,15 @@ export function readJsonLines(text: string, file: string): { records: JsonLine[]
       const joined = splitRecords(raw);
       if (joined !== undefined) {
         problems.push({ file, line, message: `${joined.length} JSON records on one line, with no newline between them; each is read` });
-        for (const value of joined) records.push({ line, value });
+        joined.forEach((value, i) => void records.push(i === 0 ? { line, value } : { line, part: i + 1, value }));
         continue;
       }
+      unreadable++;
       problems.push({ file, line, message: `not JSON (${(e as Error).message}); the line is kept in the source blob only` });
       continue;
     }
     if (!isObject(value)) {
+      unreadable++;
       problems.push({
         file,
         line,
@@ -55,7 +68,7 @@ export function readJsonLines(text: string, file: string): { records: JsonLine[]
     }
     records.push({ line, value });
   }
-  return { records, problems };
+  return { records, problems, unreadable };
 }
 
 /**

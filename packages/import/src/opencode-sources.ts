@@ -16,7 +16,7 @@
  * every element's `line` is the line of that text where its record starts.
  */
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { countUnmapped, ImportError, type ImportProblem, isObject } from "./foreign.ts";
@@ -88,7 +88,7 @@ function isSqlite(path: string): boolean {
 export function findOpenCode(path: string): Found {
   if (isDir(path)) {
     const found = openCodeTree(path);
-    if (found.sources.length === 0 && found.problems.length === 0)
+    if (found === undefined)
       throw new ImportError(
         "not-a-session",
         `${path} is not an OpenCode storage directory (session/, message/, part/), holds neither one (storage/) nor an opencode.db, and has no .json file of \`opencode export\`; give ~/.local/share/opencode, its storage/ directory, an opencode.db or an export file`,
@@ -119,10 +119,15 @@ export function findOpenCode(path: string): Found {
  * So `~/.local/share/opencode`, a backup holding several machines' data directories, and a
  * directory of exports all import.
  */
-function openCodeTree(dir: string): Found {
+function openCodeTree(dir: string): Found | undefined {
   const found: { at: string; get: () => Found }[] = [];
   const stack = [dir];
+  // (a directory reached twice through links is read once: a link to an ancestor ends no walk)
+  const seen = new Set<string>();
   for (let d = stack.pop(); d !== undefined; d = stack.pop()) {
+    const real = realPath(d);
+    if (seen.has(real)) continue;
+    seen.add(real);
     if (isFile(join(d, "opencode.db"))) {
       const db = join(d, "opencode.db");
       found.push({ at: db, get: () => databaseSources(db) });
@@ -139,13 +144,43 @@ function openCodeTree(dir: string): Found {
       else if (name.endsWith(".json")) found.push({ at: p, get: () => ({ sources: [exportSource(p)], problems: [] }) });
     }
   }
+  // Nothing that could hold a session (a database, a storage directory, a .json file): undefined.
+  if (found.length === 0) return undefined;
   const out: Found = { sources: [], problems: [] };
   for (const f of found.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
-    const { sources, problems } = f.get();
-    out.sources.push(...sources);
-    out.problems.push(...problems);
+    let got: Found;
+    try {
+      got = f.get();
+    } catch (e) {
+      // One database or storage that cannot be read fails as a source; the others are imported.
+      if (!(e instanceof ImportError)) throw e;
+      out.sources.push(unreadableSource(f.at, e));
+      continue;
+    }
+    out.sources.push(...got.sources);
+    out.problems.push(...got.problems);
   }
   return out;
+}
+
+function realPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** A source that could not even be listed: importing it fails with `e`, as a source of its own. */
+function unreadableSource(file: string, e: ImportError): Source {
+  return {
+    file,
+    sha256: createHash("sha256").update(`unreadable\u0000${file}`).digest("hex"),
+    files: [],
+    parse: () => {
+      throw e;
+    },
+  };
 }
 
 /**

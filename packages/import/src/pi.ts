@@ -21,7 +21,7 @@ import {
   str,
   timeOf,
 } from "./foreign.ts";
-import { readJsonLines } from "./lines.ts";
+import { lineKey, readJsonLines } from "./lines.ts";
 
 /** The header versions this reader knows (IM-10). */
 const KNOWN_VERSIONS: ReadonlySet<number> = new Set([1, 2, 3]);
@@ -40,14 +40,14 @@ type Base = { parent: string | null; ts: number | undefined; line: number };
 
 /** Parses a Pi session file's text. Throws `ImportError` for a version it does not know or a file that is no Pi session. */
 export function parsePi(text: string, file: string): ForeignSession {
-  const { records, problems } = readJsonLines(text, file);
+  const { records, problems, unreadable } = readJsonLines(text, file);
   const header = records[0];
   if (header === undefined || str(header.value, "type") !== "session" || str(header.value, "id") === undefined)
     throw new ImportError(
       "not-a-session",
-      `${file}: the first record is not a Pi session header ({"type":"session","version":3,"id":…}) in ${records.length} record(s)${problems.length > 0 ? ` (${problems.length} line(s) not JSON)` : ""}; is it a Pi session file (~/.pi/agent/sessions/…/<time>_<uuid>.jsonl)?`,
+      `${file}: the first record is not a Pi session header ({"type":"session","version":3,"id":…}) in ${records.length} record(s)${unreadable > 0 ? ` (${unreadable} line(s) not JSON)` : ""}; is it a Pi session file (~/.pi/agent/sessions/…/<time>_<uuid>.jsonl)?`,
       file,
-      problems.length === 0,
+      unreadable === 0,
     );
   const h = header.value;
   const rawVersion = h.version ?? 1;
@@ -75,13 +75,6 @@ export function parsePi(text: string, file: string): ForeignSession {
     if (s.kind === "user" || s.kind === "assistant" || s.kind === "results") inBody.add(s.key);
   };
 
-  // A version 1 entry's key is its line (`L<line>`; the second record of a line holding two, `L<line>.2`).
-  const v1Key = (i: number): string => {
-    const line = (records[i] as (typeof records)[number]).line;
-    let k = 1;
-    for (let j = i - 1; j >= 0 && (records[j] as (typeof records)[number]).line === line; j--) k++;
-    return k === 1 ? `L${line}` : `L${line}.${k}`;
-  };
   for (let i = 1; i < records.length; i++) {
     const { line, value: r } = records[i] as (typeof records)[number];
     const type = str(r, "type") ?? "untyped";
@@ -93,7 +86,7 @@ export function parsePi(text: string, file: string): ForeignSession {
     let key: string;
     let parent: string | null;
     if (version === 1) {
-      key = str(r, "id") ?? v1Key(i);
+      key = str(r, "id") ?? lineKey(records[i] as (typeof records)[number]);
       parent = prev;
     } else {
       const id = str(r, "id");
@@ -151,7 +144,7 @@ export function parsePi(text: string, file: string): ForeignSession {
         const firstKept =
           str(r, "firstKeptEntryId") ??
           (version === 1 && index !== undefined && index > 0 && records[index] !== undefined
-            ? (str((records[index] as (typeof records)[number]).value, "id") ?? v1Key(index))
+            ? (str((records[index] as (typeof records)[number]).value, "id") ?? lineKey(records[index] as (typeof records)[number]))
             : undefined);
         compactions.push({ index: steps.length, firstKept });
         push({ kind: "compaction", key, ...base, summary });

@@ -565,6 +565,20 @@ describe("Claude Code 2.1: results that point at their own call's line, compacti
     session.close();
   });
 
+  it("IM-1 a file of no session in a searched directory is ignored, also when records of it share a line", () => {
+    const dir = write(false);
+    const h = '{"display":"fix it","pastedContents":{},"timestamp":1759000000000,"project":"/p"}';
+    writeFileSync(join(dir, "history.jsonl"), `${h}${h}\n${h}\n`);
+    const { report } = imported(dir);
+    expect(report.failed).toEqual([]);
+    expect(report.ignored).toEqual([
+      {
+        file: join(dir, "history.jsonl"),
+        message: expect.stringMatching(/no Claude Code user or assistant record with a version in 3 record\(s\);/),
+      },
+    ]);
+  });
+
   it("IM-24 a compaction agent's transcript, whose records point into the session, is a branch at each point; main keeps its end", () => {
     const { store, report, id, session } = imported(write(true));
     expect(report.problems).toEqual([]);

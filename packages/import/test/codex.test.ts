@@ -6,7 +6,7 @@
  * model switch, a failed request, a compaction and a call the recording never answers; a legacy
  * rollout, an unknown version and a broken one).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ATTR, CALL, renderPrompt, TAG, TURN } from "@strata/agent";
 import { type Element, toXml } from "@strata/dom";
@@ -14,7 +14,7 @@ import { bodyOf, metaOf, Session } from "@strata/engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256 } from "../src/import.ts";
 import { IMPORT, ImportError, importForeign, parseCodex } from "../src/index.ts";
-import { checkImported, cleanup, FIXTURES, tempStore } from "./helpers.ts";
+import { checkImported, cleanup, FIXTURES, tempDir, tempStore } from "./helpers.ts";
 
 const DIR = join(FIXTURES, "codex");
 const FILE = join(DIR, "rollout.jsonl");
@@ -152,5 +152,27 @@ describe("Codex", () => {
   it("IM-2 IM-8 every imported rollout verifies, ends with no open call, and renders a prompt at every event", () => {
     const { store, id } = importFile();
     expect(checkImported(store, id)).toBeGreaterThan(20);
+  });
+});
+
+describe("Codex: records joined on one line (IM-5)", () => {
+  it("IM-5 two records on one line are each read, keyed L<line> and L<line>.2: the history is the file's own", () => {
+    const lines = readFileSync(FILE, "utf8").split("\n");
+    const file = join(tempDir(), "joined.jsonl");
+    // The function call and its output (lines 10 and 11) on one line.
+    writeFileSync(file, [...lines.slice(0, 9), `${lines[9]}${lines[10]}`, ...lines.slice(11)].join("\n"));
+    const joined = importFile(file);
+    expect(joined.report.problems).toEqual([
+      { file, line: 10, message: "2 JSON records on one line, with no newline between them; each is read" },
+    ]);
+    const whole = importFile();
+    const { session: a } = Session.open(joined.store, joined.id);
+    const { session: b } = Session.open(whole.store, whole.id);
+    expect(a.branches().map((x) => x.name)).toEqual(["main"]);
+    const shape = (s: Session) =>
+      turns(bodyOf(s.tree)).map((t) => [t.attrs[ATTR.role], ...calls(t).map((c) => [c.attrs.id, c.attrs.status])]);
+    expect(shape(a)).toEqual(shape(b));
+    a.close();
+    b.close();
   });
 });

@@ -9,7 +9,7 @@
  * `opencode export` prints it); and an opencode.db built from OpenCode's schema and the storage
  * (opencode-db.ts).
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CALL, renderPrompt, rerun, TAG, ToolRegistry, TURN } from "@strata/agent";
 import type { Element } from "@strata/dom";
@@ -152,6 +152,27 @@ describe("OpenCode", () => {
     // auth.json and the data directory's own export.json are not taken for exports.
     expect(report.failed.map((f) => [f.file, f.code])).toEqual([
       [join(root, "exports", "2026", "cut.json"), "not-a-session"],
+      [join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${D}.json`), "unknown-version"],
+    ]);
+  });
+
+  it("IM-1 IM-17 in a searched tree: a data directory with no session yet is nothing found; one that cannot be read fails alone; a link to an ancestor ends no walk", () => {
+    const root = tempDir();
+    // A fresh install: its opencode.db has OpenCode's tables and no session.
+    mkdirSync(join(root, "fresh"));
+    buildOpenCodeDb(join(root, "fresh", "opencode.db"), {
+      extra: (d) => d.exec("DELETE FROM part; DELETE FROM message; DELETE FROM session"),
+    });
+    expect(importPath(join(root, "fresh")).report).toMatchObject({ sessions: [], failed: [] });
+    // Beside it a machine's data, and a database that is no SQLite file: the one fails, the rest imports.
+    cpSync(OPENCODE, join(root, "machine-a", "opencode"), { recursive: true });
+    mkdirSync(join(root, "broken"));
+    writeFileSync(join(root, "broken", "opencode.db"), "not a database at all, but long enough to be read as one's header ...".repeat(4));
+    symlinkSync(root, join(root, "machine-a", "loop"));
+    const { report } = importPath(root);
+    expect(report.sessions.map((s) => s.sourceId)).toEqual([A, B, C, E]);
+    expect(report.failed.map((f) => [f.file, f.code])).toEqual([
+      [join(root, "broken", "opencode.db"), expect.stringMatching(/unreadable|not-a-session/)],
       [join(root, "machine-a", "opencode", "storage", "session", PROJECT, `${D}.json`), "unknown-version"],
     ]);
   });

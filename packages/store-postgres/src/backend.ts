@@ -103,6 +103,7 @@ export class PgBackend implements AsyncStore {
   /** Snapshots outside a transaction are written one at a time: the chunk-reuse cache is then never ahead of the database. */
   #snapshotQueue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  #closing: Promise<void> | undefined;
   /** The collection generation the chunk-reuse cache was filled under (ST-36); undefined: not read yet. */
   #gcSeen: number | undefined;
   /** The notification channel of this store's writes (follow.ts). */
@@ -143,12 +144,15 @@ export class PgBackend implements AsyncStore {
     return this.#closed;
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    // Followers learn of this store's last writes at once, not at their next poll.
-    await this.#wakes.close();
-    this.#closed = true;
-    await this.#pool.end();
+  close(): Promise<void> {
+    // One closing, however many callers ask: followers learn of this store's last writes at once
+    // (not at their next poll), then the pool ends once.
+    this.#closing ??= (async () => {
+      await this.#wakes.close();
+      this.#closed = true;
+      await this.#pool.end();
+    })();
+    return this.#closing;
   }
 
   /** The pool (benchmarks and tests in this repository). */

@@ -90,6 +90,14 @@ describe("ST-32/33 PostgreSQL: costs", () => {
     }
   });
 
+  it("close called twice at once closes once", async () => {
+    const store = await open();
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    await store.append(session.id, "main", genesis.id, [ev("one")]);
+    await expect(Promise.all([store.close(), store.close()])).resolves.toEqual([undefined, undefined]);
+    expect(store.closed).toBe(true);
+  });
+
   it("an append to a branch this process writes is one statement (and at most one wake-up); a fork is one statement and one row, and so is the first append on it", async () => {
     const schema = fresh();
     const store = await open(schema);
