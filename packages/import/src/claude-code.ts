@@ -17,6 +17,7 @@ import {
   ImportError,
   isObject,
   num,
+  resolveAlias,
   type Step,
   str,
   timeOf,
@@ -233,13 +234,8 @@ function oneLinePerExchange(steps: Step[], aliases: ReadonlyMap<string, string |
     readonly calls: Set<string>;
   }
   const exchangeOf = new Map<string, Exchange>();
-  const resolve = (key: string | null): string | null => {
-    let k = key;
-    for (let n = 0; k !== null && n <= aliases.size && aliases.has(k); n++) k = aliases.get(k) ?? null;
-    return k;
-  };
   steps.forEach((s, i) => {
-    const p = resolve(s.parent);
+    const p = resolveAlias(aliases, s.parent);
     const e = p === null || s.lineName !== undefined ? undefined : exchangeOf.get(p);
     const follow = (x: Exchange): void => {
       if (p !== x.last) steps[i] = { ...s, parent: x.last };

@@ -221,3 +221,13 @@ export function contentText(content: unknown): string {
   }
   return parts.join("\n");
 }
+
+/**
+ * The step a key stands for: aliases (records that map to no step, each naming the key it stands
+ * for) followed to a key that is no alias; bounded, so a cycle of aliases ends.
+ */
+export function resolveAlias(aliases: ReadonlyMap<string, string | null>, key: string | null): string | null {
+  let k = key;
+  for (let n = 0; k !== null && n <= aliases.size && aliases.has(k); n++) k = aliases.get(k) ?? null;
+  return k;
+}

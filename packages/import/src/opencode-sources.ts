@@ -16,67 +16,25 @@
  * every element's `line` is the line of that text where its record starts.
  */
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { countUnmapped, ImportError, type ImportProblem, isObject } from "./foreign.ts";
 import type { Source } from "./import.ts";
 import { type OpenCodeRecord, type OpenCodeRecords, openCodeSession } from "./opencode.ts";
-
-type Found = { sources: Source[]; problems: ImportProblem[] };
-
-const isDir = (p: string): boolean => {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-};
-const isFile = (p: string): boolean => {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
-
-/** A directory laid out as OpenCode's legacy storage: `session/` beside `message/` or `project/`. */
-const isStorage = (dir: string): boolean => isDir(join(dir, "session")) && (isDir(join(dir, "message")) || isDir(join(dir, "project")));
-
-function unreadable(path: string, e: unknown): ImportError {
-  return new ImportError("unreadable", `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, path);
-}
-
-function list(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw unreadable(dir, e);
-  }
-}
-
-function readBytes(path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw unreadable(path, e);
-  }
-}
-
-/** True when the file starts with SQLite's header. */
-function isSqlite(path: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const head = Buffer.alloc(16);
-    return readSync(fd, head, 0, 16, 0) === 16 && head.toString("latin1") === "SQLite format 3\u0000";
-  } catch (e) {
-    throw unreadable(path, e);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
+import {
+  errorLine,
+  type Found,
+  isDir,
+  isFile,
+  isSqlite,
+  isStorage,
+  list,
+  newlines,
+  parseJson,
+  parseObject,
+  readBytes,
+  realPath,
+} from "./opencode-files.ts";
 
 /**
  * The OpenCode sessions under `path` (IM-17): a directory holding `opencode.db` is read from the
@@ -163,14 +121,6 @@ function openCodeTree(dir: string): Found | undefined {
   return out;
 }
 
-function realPath(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
 /** A source that could not even be listed: importing it fails with `e`, as a source of its own. */
 function unreadableSource(file: string, e: ImportError): Source {
   return {
@@ -181,67 +131,6 @@ function unreadableSource(file: string, e: ImportError): Source {
       throw e;
     },
   };
-}
-
-/**
- * A JSON text's value; a problem when it is not JSON — with the line of the error when the text is
- * the file's (`inFile`), not a column of a database.
- */
-function parseJson(
-  text: string,
-  where: { file: string; line: number },
-  what: string,
-  problems: ImportProblem[],
-  inFile = true,
-): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (e) {
-    const line = inFile ? errorLine(text, e) : 0;
-    problems.push({ ...where, line, message: `${what}: not JSON (${(e as Error).message}); kept in the source blob only` });
-    return undefined;
-  }
-}
-
-/** A JSON text as an object; a problem (with the line of the error) when it is not one. */
-function parseObject(
-  text: string,
-  where: { file: string; line: number },
-  what: string,
-  problems: ImportProblem[],
-  inFile = true,
-): Record<string, unknown> | undefined {
-  const parsed = parseJson(text, where, what, problems, inFile);
-  if (parsed === undefined) return undefined;
-  const v = parsed.value;
-  if (!isObject(v)) {
-    problems.push({
-      ...where,
-      message: `${what}: a JSON ${Array.isArray(v) ? "array" : typeof v}, not a record; kept in the source blob only`,
-    });
-    return undefined;
-  }
-  return v;
-}
-
-/** The 1-based line of a JSON.parse error in `text` (0 when the message names no position). */
-function errorLine(text: string, e: unknown): number {
-  const message = (e as Error).message;
-  const m = /line (\d+)/.exec(message);
-  if (m !== null) return Number(m[1]);
-  // A text cut short: the error is at its end.
-  if (/end of JSON input/.test(message)) return text.trimEnd().split("\n").length;
-  const p = /position (\d+)/.exec(message);
-  if (p === null) return 0;
-  let line = 1;
-  for (let i = 0; i < Number(p[1]) && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
-}
-
-function newlines(b: Buffer): number {
-  let n = 0;
-  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++;
-  return n;
 }
 
 // ---------------------------------------------------------------------------------------------

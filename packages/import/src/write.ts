@@ -23,7 +23,7 @@ import { ATTR, CALL, LABEL, META, ROLE, recordInputs, TAG, TURN } from "@strata/
 import { sanitizeText as clean, type NodeId, type NodeSpec, type TreeDraft } from "@strata/dom";
 import { bodyOf, metaOf, Session } from "@strata/engine";
 import type { EventId, SessionId, Store } from "@strata/store";
-import type { ForeignSession, ImportProblem, Step } from "./foreign.ts";
+import { type ForeignSession, type ImportProblem, resolveAlias, type Step } from "./foreign.ts";
 
 /** The names this package adds to the agent's vocabulary (IM-3). */
 export const IMPORT = Object.freeze({
@@ -192,47 +192,55 @@ function order(foreign: ForeignSession): { ordered: Step[]; promoted: Set<string
   const byKey = new Map(foreign.steps.map((s) => [s.key, s]));
   const main = new Set<string>();
   const promoted = new Set<string>();
+  const onSide = sideLines(foreign, byKey);
   // The current leaf: the last step of the source that starts no line of its own (a sidechain).
   let leaf: Step | undefined;
   for (let i = foreign.steps.length - 1; i >= 0 && leaf === undefined; i--) {
     const s = foreign.steps[i] as Step;
-    if (!onSideLine(s, byKey, foreign)) leaf = s;
+    if (!onSide(s)) leaf = s;
   }
-  if (leaf === undefined && foreign.steps.length > 0) {
-    leaf = foreign.steps[foreign.steps.length - 1] as Step;
-    for (let s: Step | undefined = leaf, n = 0; s !== undefined && n <= byKey.size; n++) {
-      if (s.lineName !== undefined) promoted.add(s.key);
-      const p = resolve(foreign, s.parent);
-      s = p === null ? undefined : byKey.get(p);
-    }
-  }
+  const fallback = leaf === undefined;
+  if (fallback) leaf = foreign.steps.at(-1);
   for (let s = leaf; s !== undefined && !main.has(s.key); ) {
     main.add(s.key);
+    if (fallback && s.lineName !== undefined) promoted.add(s.key);
     const p = resolve(foreign, s.parent);
     s = p === null ? undefined : byKey.get(p);
   }
   return { ordered: [...foreign.steps.filter((s) => main.has(s.key)), ...foreign.steps.filter((s) => !main.has(s.key))], promoted };
 }
 
-/** True when the step's line starts with a named line of its own (a sidechain, a child agent). */
-function onSideLine(step: Step, byKey: Map<string, Step>, foreign: ForeignSession): boolean {
-  let s: Step | undefined = step;
-  for (let n = 0; s !== undefined && n < byKey.size + 1; n++) {
-    if (s.lineName !== undefined) return true;
-    const p = resolve(foreign, s.parent);
-    s = p === null ? undefined : byKey.get(p);
-  }
-  return false;
+/**
+ * Whether a step's line starts with a named line of its own (a sidechain, a child agent): each
+ * step's answer is remembered, so asking for every step walks each path once.
+ */
+function sideLines(foreign: ForeignSession, byKey: ReadonlyMap<string, Step>): (step: Step) => boolean {
+  const known = new Map<string, boolean>();
+  return (step) => {
+    const path: string[] = [];
+    let side = false;
+    for (let s: Step | undefined = step; s !== undefined && path.length <= byKey.size; ) {
+      const k = known.get(s.key);
+      if (k !== undefined) {
+        side = k;
+        break;
+      }
+      path.push(s.key);
+      if (s.lineName !== undefined) {
+        side = true;
+        break;
+      }
+      const p = resolve(foreign, s.parent);
+      s = p === null ? undefined : byKey.get(p);
+    }
+    for (const k of path) known.set(k, side);
+    return side;
+  };
 }
 
 /** Follows aliases (records that map to no step) to the step a parent key stands for. */
 function resolve(foreign: ForeignSession, key: string | null): string | null {
-  let k = key;
-  for (let n = 0; k !== null && n <= foreign.aliases.size; n++) {
-    if (!foreign.aliases.has(k)) return k;
-    k = foreign.aliases.get(k) ?? null;
-  }
-  return k;
+  return resolveAlias(foreign.aliases, key);
 }
 
 function freeName(names: Set<string>, want: string): string {

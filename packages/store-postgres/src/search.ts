@@ -8,11 +8,10 @@
  */
 import { type EventId, type SearchEntry, type SearchHit, type SearchQuery, StoreError } from "@strata/store";
 import {
-  derivable,
+  candidateHolds,
   derivedKinds,
   derivedSearchText,
   MAX_SEARCH_LIMIT,
-  matchesTerms,
   type SearchHitRow,
   searchHit,
   searchLimit,
@@ -52,9 +51,7 @@ export class PgSearch {
       for (const r of rows) {
         const row = r as unknown as SearchHitRow;
         const text = r.text !== null ? row.text : derivedSearchText(row.kind, data?.get(Number(r.id) as EventId) ?? "");
-        // A text derived in a process with no function for its kind is not the one indexed: kept as the index gives it.
-        const checkable = r.text !== null || derivable(row.kind, true);
-        if (!lexemes.exact && checkable && !matchesTerms(text, terms)) continue;
+        if (!lexemes.exact && !candidateHolds(text, r.text !== null, row.kind, terms)) continue;
         out.push(searchHit({ ...row, text }, terms));
         if (out.length === limit) return out;
       }

@@ -13,6 +13,7 @@ export { messageOf, refuseDriven } from "./errors.ts";
 export { hashesIn, Reach, textRefs } from "./reach.ts";
 export { branchOf, leaseOf, sessionOf, withPriors } from "./rows.ts";
 export {
+  candidateHolds,
   derivable,
   derivedKinds,
   derivedSearchText,

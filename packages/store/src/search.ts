@@ -58,6 +58,15 @@ export function matchesTerms(text: string, terms: SearchTerms): boolean {
   });
 }
 
+/**
+ * Whether a candidate of an index of words (SE-9, decision 0048) is a hit: its text holds every
+ * term by {@link matchesTerms} — unless that text is not the one indexed (derived, in a process
+ * with no function for its kind: SE-8's fallback text), where the index's answer is taken.
+ */
+export function candidateHolds(text: string, kept: boolean, kind: string, terms: SearchTerms): boolean {
+  return !(kept || derivable(kind, true)) || matchesTerms(text, terms);
+}
+
 /** The limit a query asks for, checked. */
 export function searchLimit(query: SearchQuery): number {
   const limit = query.limit ?? SEARCH_LIMIT;

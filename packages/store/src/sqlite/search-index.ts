@@ -8,6 +8,7 @@
 import type Database from "better-sqlite3";
 import { StoreError } from "../errors.ts";
 import {
+  candidateHolds,
   derivable,
   derivedKinds,
   derivedSearchText,
@@ -222,8 +223,7 @@ export class SearchIndex {
       const texts = this.#derivedTexts(rows);
       for (let i = 0; i < texts.length; i++) {
         const r = texts[i] as SearchRow;
-        const exact = (rows[i] as KeptSearchRow).text !== null || derivable(r.kind, true);
-        if (exact && !matchesTerms(r.text, terms)) continue;
+        if (!candidateHolds(r.text, (rows[i] as KeptSearchRow).text !== null, r.kind, terms)) continue;
         out.push(r);
         if (out.length === limit) return out;
       }
