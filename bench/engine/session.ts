@@ -4,6 +4,8 @@
  *   the store's own append of the same payload (interleaved rounds, ratio per round);
  * - **fork / rewind**: `session.fork(e)` and `session.rewind(e)` to the half-way event (materialize
  *   the target, diff lifecycle elements), at 1,000 and at 100,000 events;
+ * - **named forks**: `session.fork(e)` with no name among a few branches, then among 5,000 (the
+ *   default name is one lookup, EN-23: flat in branches);
  * - **subscribe**: a Replica fed from `subscribe()` while a writer commits 5,000 events/s for a
  *   second (it keeps up if its lag returns to zero); catch-up of every event from the start of a
  *   100,000-event session into a Replica.
@@ -30,10 +32,12 @@ import {
   targetLine,
   value,
 } from "../lib/harness.ts";
-import { interleave, num, type Sample, summarize, table } from "../lib/stats.ts";
+import { interleave, median, num, type Sample, summarize, table } from "../lib/stats.ts";
 
 const NAME = "session";
 const EVENTS = (process.env.BENCH_EVENTS ?? "1000,100000").split(",").map(Number);
+/** Branches added before the second round of default-named forks. */
+const BRANCHES = 5000;
 
 function calls(s: Session): NodeId[] {
   const out: NodeId[] = [];
@@ -94,6 +98,32 @@ function measureSize(events: number, dir: string, metrics: Record<string, Sample
   }
   metrics[`fork.${tag}`] = summarize(forkTimes, "ms");
   metrics[`rewind.${tag}`] = summarize(rewindTimes, "ms");
+
+  // A fork with its default name (`fork-<event>`, EN-23) among a few branches, then among 5,000:
+  // the same work apart from the name's lookup (events 128 apart sit as far after their snapshots).
+  progress(NAME, `${events} events: forks among ${BRANCHES.toLocaleString("en-US")} branches`);
+  const mid = Math.floor(log.length / 2);
+  const namedFork = (at: number): number => {
+    const t0 = performance.now();
+    s.fork((log[at] as { id: EventId }).id);
+    return performance.now() - t0;
+  };
+  const few: number[] = [];
+  for (let i = 0; i <= 9; i++) {
+    const ms = namedFork(mid + 1 + i);
+    if (i > 0) few.push(ms);
+  }
+  store.transaction(() => {
+    for (let i = 0; i < BRANCHES; i++) store.fork(session, (log[i % log.length] as { id: EventId }).id, `bench-many-${i}`);
+  });
+  const many: number[] = [];
+  for (let i = 0; i <= 9; i++) {
+    const ms = namedFork(mid + 1 + 128 + i);
+    if (i > 0) many.push(ms);
+  }
+  metrics[`forkFew.${tag}`] = summarize(few, "ms");
+  metrics[`forkMany.${tag}`] = summarize(many, "ms");
+  values[`forkManyRatio.${tag}`] = median(many) / median(few);
   store.close();
   return session;
 }
@@ -183,15 +213,31 @@ const mod: BenchModule = {
       ratio(agg, `commitRatio.${n}`),
       cell(agg, `fork.${n}`),
       cell(agg, `rewind.${n}`),
+      cell(agg, `forkFew.${n}`),
+      cell(agg, `forkMany.${n}`),
+      ratio(agg, `forkManyRatio.${n}`),
     ]);
     return [
       `### ${mod.title}`,
       "",
       provenance(agg),
       "",
-      "*commit*: `session.commit` of a one-op patch (validate, append with compare-and-swap, fold) on a live session; *append*: `store.append` of the same payload, timed in interleaved rounds. *fork*/*rewind*: to the half-way event (materialize the target: snapshot + tail, lifecycle diff from snapshot headers).",
+      `*commit*: \`session.commit\` of a one-op patch (validate, append with compare-and-swap, fold) on a live session; *append*: \`store.append\` of the same payload, timed in interleaved rounds. *fork*/*rewind*: to the half-way event (materialize the target: snapshot + tail, lifecycle diff from snapshot headers). *Named fork*: \`session.fork(e)\` with no name (it takes \`fork-<e>\`, EN-23) at events just after the half-way one, among the session's few branches, then at events 128 further (as far after their snapshots) once ${BRANCHES.toLocaleString("en-US")} more branches exist.`,
       "",
-      table(["events", "commit (1 op)", "store append", "commit / append", "fork", "rewind"], rows),
+      table(
+        [
+          "events",
+          "commit (1 op)",
+          "store append",
+          "commit / append",
+          "fork",
+          "rewind",
+          "named fork, few branches",
+          `named fork, ${BRANCHES.toLocaleString("en-US")} branches`,
+          "many / few",
+        ],
+        rows,
+      ),
       "",
       `Subscribe: a Replica fed from \`subscribe()\` while the writer commits 5,000 events in ${value(agg, "keepUpWriteMs", (x) => `${num(x)} ms`)}: largest lag ${value(agg, "keepUpMaxLag", (x) => `${num(x)} events`)}, drained ${value(agg, "keepUpDrainMs", (x) => `${num(x)} ms`)} after the last commit. Catch-up of every event from the start of a ${value(agg, "catchUpEvents", (x) => num(x))}-event session into a Replica: ${cell(agg, "catchUp")}.`,
     ].join("\n");
@@ -212,6 +258,13 @@ const mod: BenchModule = {
       line(
         ms(`fork.${last}`) <= 10 && ms(`rewind.${last}`) <= 10,
         `fork and rewind on a ${last.toLocaleString("en-US")}-event session ≤ 10 ms: fork ${num(ms(`fork.${last}`))} ms, rewind ${num(ms(`rewind.${last}`))} ms (at ${EVENTS[0]}: ${num(ms(`fork.${EVENTS[0]}`))} / ${num(ms(`rewind.${EVENTS[0]}`))} ms)`,
+      ),
+      targetLine(
+        agg,
+        `a fork with its default name costs the same among ${BRANCHES.toLocaleString("en-US")} branches as among a few (within 1.5×)`,
+        EVENTS.map((n) => ({ key: `forkManyRatio.${n}`, label: `${n} events` })),
+        "<=",
+        1.5,
       ),
       line(drain <= 100, `a replica keeps up with 5,000 events/s: drained ${num(drain)} ms after the writer's last commit`),
       line(

@@ -131,9 +131,38 @@ describe.each(PORTS)("Session on $name", (port) => {
     // A fork needs a free name: the default one is taken the second time.
     const g = await s.fork(at1);
     const h = await s.fork(at1);
-    expect(h.branch).not.toBe(g.branch);
+    expect([g.branch, h.branch]).toEqual([`fork-${at1}`, `fork-${at1}-2`]);
+    expect(await s.freeBranchName(`fork-${at1}`)).toBe(`fork-${at1}-3`);
     const reopened = (await Session.open(await p.open(), s.id, { branch: "side" })).session;
     expect(toSnapshot(reopened.tree)).toBe(toSnapshot(s.tree));
+  });
+
+  it("EN-23: a fork's default name is one lookup while it is free: the session's branches are not listed", async () => {
+    const p = place();
+    const store = await p.open();
+    const s = await Session.create(store);
+    await turn(s, "one");
+    const at = s.head.id;
+    await turn(s, "two");
+    for (let i = 0; i < 20; i++) await s.fork(at, { name: `other-${i}` });
+    const listed: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver);
+        if (key === "branches")
+          return (...args: unknown[]) => (listed.push("branches"), (v as (...a: unknown[]) => unknown).apply(target, args));
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    }) as typeof store;
+    const again = (await Session.open(counting, s.id)).session;
+    const f = await again.fork(at);
+    expect(f.branch).toBe(`fork-${at}`);
+    expect(listed).toEqual([]);
+    // Taken: the branches are listed once, for the first free suffix.
+    const g = await again.fork(at);
+    expect(g.branch).toBe(`fork-${at}-2`);
+    expect(listed).toEqual(["branches"]);
+    expect(texts(g)).toEqual(["one"]);
   });
 
   it("EN-27: streamed text is durable in order, before the commits after it, whole after a reopen", async () => {
