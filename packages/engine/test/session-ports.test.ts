@@ -150,7 +150,10 @@ describe.each(PORTS)("Session on $name", (port) => {
       get(target, key, receiver) {
         const v = Reflect.get(target, key, receiver);
         if (key === "branches")
-          return (...args: unknown[]) => (listed.push("branches"), (v as (...a: unknown[]) => unknown).apply(target, args));
+          return (...args: unknown[]) => {
+            listed.push("branches");
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
         return typeof v === "function" ? v.bind(target) : v;
       },
     }) as typeof store;

@@ -42,6 +42,8 @@ export interface AppendHost {
   branch(session: SessionId, name: string): Promise<BranchInfo | undefined>;
   /** Wakes the session's followers once the write is committed. */
   wake(session: SessionId): void;
+  /** The place of an event this process appended (remembered: later reads check that it still exists). */
+  placed(session: SessionId, tip: Tip): void;
 }
 
 export class PgAppends {
@@ -56,6 +58,7 @@ export class PgAppends {
   private readonly putBlob: (data: string) => Promise<string>;
   private readonly branch: (session: SessionId, name: string) => Promise<BranchInfo | undefined>;
   private readonly wake: (session: SessionId) => void;
+  private readonly placed: (session: SessionId, tip: Tip) => void;
 
   constructor(host: AppendHost) {
     this.#db = host.db;
@@ -65,6 +68,7 @@ export class PgAppends {
     this.putBlob = (d) => host.putBlob(d);
     this.branch = (session, name) => host.branch(session, name);
     this.wake = (session) => host.wake(session);
+    this.placed = (session, tip) => host.placed(session, tip);
   }
 
   async append(
@@ -279,6 +283,7 @@ export class PgAppends {
   tip(session: SessionId, branch: string, tip: Tip): void {
     const key = tipKey(session, branch);
     this.#tips.set(key, tip);
+    this.placed(session, tip);
     this.#db.onRollback(() => this.#tips.delete(key));
   }
 

@@ -1,13 +1,13 @@
 /**
  * The PostgreSQL backend of the asynchronous storage port (decision 0035): the `Store` contract over
  * a `pg` pool, for checked arguments only (`openPgStore` wraps it in `AsyncCheckedStore`). Its
- * parts: connections and transactions (connection.ts), appends (appends.ts), rows (rows.ts),
- * verify (verify.ts); here, sessions, branches, forks and rewinds, chain reads, snapshots, blobs
- * and leases.
+ * parts: connections and transactions (connection.ts), appends (appends.ts), event and chain
+ * reads (chains.ts), rows (rows.ts), verify (verify.ts); here, sessions, branches, forks and
+ * rewinds, snapshots, blobs and leases.
  *
  * - A fork is one statement writing one branch row; a rewind is one short transaction.
- * - A chain read is one statement: one range read of `events_chain` for a chain of one span, a
- *   lateral range read per span otherwise; blob-backed payloads are fetched in one batch after.
+ * - A chain read is one statement (chains.ts); from a place this process remembers, a fork's or a
+ *   resume's reads skip the place's lookup.
  * - Every write wakes its session's followers (follow.ts) once it has committed, with a statement
  *   of its own sent without waiting, at most one per session every 10 ms (wakes.ts).
  */
@@ -21,8 +21,6 @@ import {
   type EventInput,
   type EventMeta,
   HeadConflict,
-  type LeaseInfo,
-  type LeaseResult,
   type LogQuery,
   newSessionId,
   type RemovedSession,
@@ -44,26 +42,23 @@ import {
 import {
   badTimestamp,
   branchOf,
-  chainSpans,
   checkBranchName,
-  damaged,
   decodeDirectory,
   digestBytes,
   isTimestamp,
   keptSearchText,
-  leaseOf,
   notFound,
   PageDirectories,
-  type Segment,
-  type Span,
   sessionOf,
 } from "@strata/store/backend";
 import type { Pool } from "pg";
 import { PgAppends } from "./appends.ts";
+import { PgChains } from "./chains.ts";
 import { PgConnection } from "./connection.ts";
 import { channelOf } from "./follow.ts";
+import { acquireLease, type LeaseHost, readLease, releaseLease, renewLease } from "./leases.ts";
 import { collectGarbageRows, gcGeneration, removeSessionRows } from "./removal.ts";
-import { branchCols, DATA_COLS, META_COLS, metaOf, payloadOf, type Row } from "./rows.ts";
+import { branchCols, metaOf } from "./rows.ts";
 import { ident, indexWords, TSV } from "./schema.ts";
 
 import { PgSearch } from "./search.ts";
@@ -84,8 +79,6 @@ export interface PgBackendOptions {
   readonly prepare?: boolean;
 }
 
-/** How long an acquisition waits for a lease row another process has locked before it is told `busy` (ms). */
-const LEASE_LOCK_WAIT_MS = 2000;
 export class PgBackend implements AsyncStore {
   readonly #pool: Pool;
   readonly #s: string;
@@ -93,8 +86,8 @@ export class PgBackend implements AsyncStore {
   readonly #inlineLimit: number;
   readonly #db: PgConnection;
   readonly #appends: PgAppends;
-  /** Segment ancestry: immutable once committed; ids are never reused, so a rolled-back one is only unreachable. */
-  readonly #segments = new Map<number, Segment>();
+  /** Event and chain reads, and where events are (chains.ts). */
+  readonly #chains: PgChains;
   /** Chunk reuse and decoded chunks for snapshots written and read outside transactions (ST-13). */
   readonly #pages: PageDirectories;
   /** Chunk blobs an encode produced, written with its snapshot; and chunks fetched for a decode. */
@@ -127,6 +120,7 @@ export class PgBackend implements AsyncStore {
     this.#db = new PgConnection(pool, options.prepare ?? true, (tx) => {
       for (const session of tx.wakes) this.#wake(session);
     });
+    this.#chains = new PgChains(this.#db, this.#s, (hashes) => this.getBlobs(hashes));
     this.#appends = new PgAppends({
       db: this.#db,
       s: this.#s,
@@ -135,6 +129,7 @@ export class PgBackend implements AsyncStore {
       putBlob: (data) => this.putBlob(data),
       branch: (session, name) => this.branch(session, name),
       wake: (session) => this.#wake(session),
+      placed: (session, tip) => this.#chains.remember(tip.id, { segment: tip.segment, depth: tip.depth, digest: tip.digest, session }),
     });
     this.#pages = this.#directories();
     this.#search = new PgSearch({ db: this.#db, s: this.#s, eventData: (ids) => this.eventData(ids) });
@@ -295,6 +290,7 @@ export class PgBackend implements AsyncStore {
 
   async removeSession(id: SessionId, options: RemoveOptions = {}): Promise<RemovedSession> {
     if (options.dryRun === true) return this.#db.read(() => removeSessionRows(this.#db, this.#s, id, options));
+    this.#chains.forget();
     return this.#db.write(() => removeSessionRows(this.#db, this.#s, id, options));
   }
 
@@ -304,6 +300,7 @@ export class PgBackend implements AsyncStore {
     const run = this.#snapshotQueue.then(() =>
       this.#db.write(async () => {
         const report = await collectGarbageRows(this.#db, this.#s, options);
+        this.#chains.forget();
         this.#pages.forget();
         this.#gcSeen = undefined;
         return report;
@@ -366,6 +363,7 @@ export class PgBackend implements AsyncStore {
     );
     if (row === undefined) throw new StoreError("not-found", `event ${at} is not an event of session ${session}`);
     if (row.written !== 1) throw new StoreError("exists", `session ${session} already has a branch named "${name}"; choose another name`);
+    this.#chains.remember(at, { segment: Number(row.segment), depth: Number(row.depth), digest: row.digest, session });
     this.#appends.pin(session, name, { head: at, segment: Number(row.segment), depth: Number(row.depth), digest: row.digest });
     return { session, name, head: at, headDepth: Number(row.depth), created, origin: "fork", pinned: true, originEvent: at };
   }
@@ -377,7 +375,7 @@ export class PgBackend implements AsyncStore {
     options: { expected?: EventId; keepAs?: string; pin?: boolean } = {},
   ): Promise<{ branch: BranchInfo; kept: BranchInfo | null }> {
     const s = this.#s;
-    const target = await this.#placeOf(to);
+    const target = await this.#chains.placeOf(to);
     if (target === undefined || target.session !== session)
       throw new StoreError("not-found", `event ${to} is not an event of session ${session}`);
     return this.#db.write(async () => {
@@ -415,125 +413,19 @@ export class PgBackend implements AsyncStore {
     });
   }
 
-  // ── events and chains ───────────────────────────────────────────────────────────────────────
+  // ── events and chains (chains.ts) ───────────────────────────────────────────────────────────
 
-  async event(id: EventId): Promise<StoredEvent | undefined> {
-    return (await this.events([id]))[0];
-  }
-
-  async eventMeta(id: EventId): Promise<EventMeta | undefined> {
-    const s = this.#s;
-    const row = await this.#db.one(
-      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
-      [id],
-    );
-    return row === undefined ? undefined : metaOf(row, row.session as SessionId);
-  }
-
-  async events(ids: readonly EventId[]): Promise<StoredEvent[]> {
-    if (ids.length === 0) return [];
-    const s = this.#s;
-    const rows = await this.#db.q(
-      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest, e.blob, e.data, b.data AS bdata, g.session
-       FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment LEFT JOIN ${s}.blobs b ON b.hash = e.blob
-       WHERE e.id = ANY($1::bigint[])`,
-      [[...new Set(ids)]],
-    );
-    const byId = new Map(rows.map((r) => [Number(r.id), r]));
-    const out: StoredEvent[] = [];
-    for (const id of ids) {
-      const r = byId.get(id);
-      if (r !== undefined) out.push({ ...metaOf(r, r.session as SessionId), data: payloadOf(r) });
-    }
-    return out;
-  }
-
-  async eventData(ids: readonly EventId[]): Promise<Map<EventId, string>> {
-    const out = new Map<EventId, string>();
-    if (ids.length === 0) return out;
-    const s = this.#s;
-    const rows = await this.#db.q(
-      `SELECT e.id, e.blob, e.data, b.data AS bdata FROM ${s}.events e LEFT JOIN ${s}.blobs b ON b.hash = e.blob WHERE e.id = ANY($1::bigint[])`,
-      [[...new Set(ids)]],
-    );
-    for (const r of rows) out.set(Number(r.id) as EventId, payloadOf(r));
-    return out;
-  }
-
-  async chainData(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): Promise<string[]> {
-    const [, rows] = await this.#chainRows(head, afterDepth, limit, false, DATA_COLS);
-    return (await this.#withBlobs(rows)).map(payloadOf);
-  }
-
-  async chain(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER): Promise<StoredEvent[]> {
-    const [place, rows] = await this.#chainRows(head, afterDepth, limit, false, `${META_COLS}, ${DATA_COLS}`);
-    return (await this.#withBlobs(rows)).map((r) => ({ ...metaOf(r, place.session), data: payloadOf(r) }));
-  }
-
-  async chainMeta(head: EventId, afterDepth = 0, limit = Number.MAX_SAFE_INTEGER, reverse = false): Promise<EventMeta[]> {
-    const [place, rows] = await this.#chainRows(head, afterDepth, limit, reverse, META_COLS);
-    return rows.map((r) => metaOf(r, place.session));
-  }
-
-  /**
-   * The rows of `head`'s chain after `afterDepth` — oldest first (or newest first), at most
-   * `limit` — with `columns` of the events (no payload unless asked: a listing is read from the
-   * index). A chain of one span is one range read of `events_chain`; a longer one is one statement
-   * over all its spans, a lateral range read each.
-   */
-  async #chainRows(
-    head: EventId,
-    afterDepth: number,
-    limit: number,
-    reverse: boolean,
-    columns: string,
-  ): Promise<[{ segment: number; depth: number; session: SessionId }, Row[]]> {
-    const place = (await this.#placeOf(head)) ?? notFound(`event ${head}`);
-    let spans = await this.#spans(place.segment, place.depth, afterDepth);
-    if (spans.length === 0 || limit <= 0) return [place, []];
-    if (!reverse) spans = spans.reverse();
-    const s = this.#s;
-    const dir = reverse ? "DESC" : "ASC";
-    const cap = Math.min(limit, Number.MAX_SAFE_INTEGER);
-    if (spans.length === 1) {
-      const only = spans[0] as Span;
-      const rows = await this.#db.q(
-        `SELECT ${columns} FROM ${s}.events WHERE segment = $1 AND depth > $2 AND depth <= $3 ORDER BY depth ${dir} LIMIT $4`,
-        [only.segment, Math.max(only.from, afterDepth), only.to, cap],
-      );
-      return [place, rows];
-    }
-    const rows = await this.#db.q(
-      `SELECT e.* FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
-       CROSS JOIN LATERAL (SELECT depth AS at_depth, ${columns} FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth ${dir} LIMIT $4) e
-       ORDER BY s.ord, e.at_depth ${dir} LIMIT $4`,
-      [spans.map((x) => x.segment), spans.map((x) => Math.max(x.from, afterDepth)), spans.map((x) => x.to), cap],
-    );
-    return [place, rows];
-  }
-
-  /** Rows with their blob-backed payloads filled in (`bdata`), read in one statement when there are any. */
-  async #withBlobs(rows: Row[]): Promise<Row[]> {
-    const hashes = rows.filter((r) => r.blob !== null).map((r) => (r.blob as Buffer).toString("hex"));
-    if (hashes.length === 0) return rows;
-    const found = await this.getBlobs(hashes);
-    for (const r of rows) if (r.blob !== null) r.bdata = found.get((r.blob as Buffer).toString("hex")) ?? null;
-    return rows;
-  }
-
-  async firstLabeled(head: EventId, label: string, afterDepth = 0): Promise<EventMeta | undefined> {
-    const place = (await this.#placeOf(head)) ?? notFound(`event ${head}`);
-    const spans = (await this.#spans(place.segment, place.depth, afterDepth)).reverse();
-    if (spans.length === 0) return undefined;
-    const s = this.#s;
-    const row = await this.#db.one(
-      `SELECT e.id, e.depth, e.prior, e.kind, e.label, e.by, e.ts, e.digest FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
-       CROSS JOIN LATERAL (SELECT id, depth, prior, kind, label, by, ts, digest FROM ${s}.events WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi AND label = $4 ORDER BY depth LIMIT 1) e
-       ORDER BY s.ord LIMIT 1`,
-      [spans.map((x) => x.segment), spans.map((x) => Math.max(x.from, afterDepth)), spans.map((x) => x.to), label],
-    );
-    return row === undefined ? undefined : metaOf(row, place.session);
-  }
+  readonly event: AsyncStore["event"] = (id) => this.#chains.event(id);
+  readonly eventMeta: AsyncStore["eventMeta"] = (id) => this.#chains.eventMeta(id);
+  readonly events: AsyncStore["events"] = (ids) => this.#chains.events(ids);
+  readonly eventData: AsyncStore["eventData"] = (ids) => this.#chains.eventData(ids);
+  readonly chainData: AsyncStore["chainData"] = (head, afterDepth, limit) => this.#chains.chainData(head, afterDepth, limit);
+  readonly chain: AsyncStore["chain"] = (head, afterDepth, limit) => this.#chains.chain(head, afterDepth, limit);
+  readonly chainMeta: AsyncStore["chainMeta"] = (head, afterDepth, limit, reverse) =>
+    this.#chains.chainMeta(head, afterDepth, limit, reverse);
+  readonly firstLabeled: AsyncStore["firstLabeled"] = (head, label, afterDepth) => this.#chains.firstLabeled(head, label, afterDepth);
+  readonly isAncestor: AsyncStore["isAncestor"] = (ancestor, descendant) => this.#chains.isAncestor(ancestor, descendant);
+  readonly atDepth: AsyncStore["atDepth"] = (head, depth) => this.#chains.atDepth(head, depth);
 
   async log(session: SessionId, query: LogQuery = {}): Promise<EventMeta[]> {
     const name = query.branch ?? "main";
@@ -546,60 +438,6 @@ export class PgBackend implements AsyncStore {
       after = a.depth;
     }
     return this.chainMeta(b.head, after, query.limit, query.reverse);
-  }
-
-  async isAncestor(ancestor: EventId, descendant: EventId): Promise<boolean> {
-    const a = await this.#placeOf(ancestor);
-    const d = await this.#placeOf(descendant);
-    if (a === undefined || d === undefined || a.session !== d.session || a.depth > d.depth) return false;
-    return (await this.#spans(d.segment, d.depth, 0)).some((s) => s.segment === a.segment && a.depth > s.from && a.depth <= s.to);
-  }
-
-  async atDepth(head: EventId, depth: number): Promise<EventMeta | undefined> {
-    const h = await this.#placeOf(head);
-    if (h === undefined || depth < 1 || depth > h.depth) return undefined;
-    const span = (await this.#spans(h.segment, h.depth, 0)).find((s) => depth > s.from && depth <= s.to);
-    if (span === undefined) return undefined;
-    const row = await this.#db.one(
-      `SELECT id, depth, prior, kind, label, by, ts, digest FROM ${this.#s}.events WHERE segment = $1 AND depth = $2`,
-      [span.segment, depth],
-    );
-    return row === undefined ? undefined : metaOf(row, h.session);
-  }
-
-  /** Where event `id` is — its segment, depth and session — or undefined when it does not exist. */
-  async #placeOf(id: EventId): Promise<{ segment: number; depth: number; session: SessionId; digest: Buffer } | undefined> {
-    const s = this.#s;
-    const row = await this.#db.one(
-      `SELECT e.segment, e.depth, e.digest, g.session FROM ${s}.events e JOIN ${s}.segments g ON g.id = e.segment WHERE e.id = $1`,
-      [id],
-    );
-    return row === undefined
-      ? undefined
-      : { segment: Number(row.segment), depth: Number(row.depth), session: row.session as SessionId, digest: row.digest as Buffer };
-  }
-
-  /** The spans of the chain ending at depth `depth` of `segment`, newest first, after `afterDepth` (ST-7). */
-  async #spans(segment: number, depth: number, afterDepth: number): Promise<Span[]> {
-    if (!this.#segments.has(segment)) {
-      // The whole ancestry in one query (UNION: it ends on a cycle too).
-      const s = this.#s;
-      const rows = await this.#db.q(
-        `WITH RECURSIVE a(id) AS (SELECT $1::bigint UNION SELECT g.parent FROM ${s}.segments g JOIN a ON g.id = a.id WHERE g.parent IS NOT NULL)
-         SELECT g.id, g.session, g.parent, g.fork_depth FROM ${s}.segments g JOIN a ON g.id = a.id`,
-        [segment],
-      );
-      for (const r of rows)
-        this.#segments.set(Number(r.id), {
-          id: Number(r.id),
-          session: r.session as SessionId,
-          parent: r.parent === null ? null : Number(r.parent),
-          forkDepth: Number(r.fork_depth),
-        });
-    }
-    const seg = (id: number): Segment =>
-      this.#segments.get(id) ?? damaged(`segment ${id} is named by an event or branch but does not exist`);
-    return chainSpans(seg(segment), depth, afterDepth, seg);
   }
 
   // ── snapshots and blobs ─────────────────────────────────────────────────────────────────────
@@ -631,7 +469,7 @@ export class PgBackend implements AsyncStore {
     const inTx = this.#db.current() !== undefined;
     const dirs = inTx ? this.#directories() : this.#pages;
     let changed = dirs.changedChunks(pages);
-    const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
+    const place = (await this.#chains.placeOf(event)) ?? notFound(`event ${event}`);
     const write = async () =>
       this.#db.write(async () => {
         if (!inTx) {
@@ -668,15 +506,24 @@ export class PgBackend implements AsyncStore {
   }
 
   async nearestSnapshot(event: EventId): Promise<SnapshotRecord | undefined> {
-    const place = (await this.#placeOf(event)) ?? notFound(`event ${event}`);
-    const spans = await this.#spans(place.segment, place.depth, 0);
+    const known = this.#chains.known(event);
+    const place = known ?? (await this.#chains.placeOf(event)) ?? notFound(`event ${event}`);
+    const spans = await this.#chains.spans(place.segment, place.depth, 0);
     const s = this.#s;
-    const row = await this.#db.one(
-      `SELECT n.event, n.depth, n.header, n.pages FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
+    const nearest = `SELECT n.event, n.depth, n.header, n.pages FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS s(seg, lo, hi, ord)
        CROSS JOIN LATERAL (SELECT * FROM ${s}.snapshots WHERE segment = s.seg AND depth > s.lo AND depth <= s.hi ORDER BY depth DESC LIMIT 1) n
-       ORDER BY s.ord LIMIT 1`,
-      [spans.map((x) => x.segment), spans.map((x) => x.from), spans.map((x) => x.to)],
-    );
+       ORDER BY s.ord LIMIT 1`;
+    const args = [spans.map((x) => x.segment), spans.map((x) => x.from), spans.map((x) => x.to)];
+    // From a remembered place, the same statement says whether the event still exists.
+    const found =
+      known === undefined
+        ? await this.#db.one(nearest, args)
+        : await this.#db.one(
+            `SELECT EXISTS (SELECT 1 FROM ${s}.events WHERE id = $4) AS there, n.* FROM (SELECT 1) one LEFT JOIN LATERAL (${nearest}) n ON true`,
+            [...args, event],
+          );
+    if (found !== undefined && found.there === false) await this.#chains.stillThere(event);
+    const row = found?.event === null ? undefined : found;
     if (row === undefined) return undefined;
     const at = Number(row.event) as EventId;
     const where = `the snapshot at event ${at}`;
@@ -734,65 +581,16 @@ export class PgBackend implements AsyncStore {
     return (await this.#db.one(`SELECT 1 FROM ${this.#s}.blobs WHERE hash = $1`, [Buffer.from(hash, "hex")])) !== undefined;
   }
 
-  // ── leases (ST-23) ──────────────────────────────────────────────────────────────────────────
+  // ── leases (ST-23; leases.ts) ────────────────────────────────────────────────────────────────
 
-  async acquireLease(
-    session: SessionId,
-    branch: string,
-    owner: string,
-    stale?: (holder: LeaseInfo) => boolean | Promise<boolean>,
-  ): Promise<LeaseResult> {
-    const s = this.#s;
-    return this.#db.write(async () => {
-      // A lease's row is locked for a moment by whoever decides it. A process paused or cut off in
-      // the middle of that (SIGSTOP, a partition) holds the lock until the server ends its
-      // transaction (idle_in_transaction_session_timeout): the others are told `busy` after
-      // LEASE_LOCK_WAIT instead of waiting for it past their statement timeout, and try again.
-      await this.#db.q(`SET LOCAL lock_timeout = ${LEASE_LOCK_WAIT_MS}`);
-      if ((await this.#db.one(`SELECT 1 FROM ${s}.sessions WHERE id = $1`, [session])) === undefined) notFound(`session ${session}`);
-      // The row exists from the first attempt on (token 0, nobody), so it can be locked: whoever
-      // holds the lock decides, the others wait and then see the new holder.
-      await this.#db.q(`INSERT INTO ${s}.leases (session, branch, token, owner) VALUES ($1, $2, 0, NULL) ON CONFLICT DO NOTHING`, [
-        session,
-        branch,
-      ]);
-      const row = await this.#db.one(
-        `SELECT token, owner, acquired, renewed FROM ${s}.leases WHERE session = $1 AND branch = $2 FOR UPDATE`,
-        [session, branch],
-      );
-      const holder = leaseOf(session, branch, row as never);
-      if (holder !== undefined && (stale === undefined || (await stale(holder)) !== true)) return { ok: false, holder };
-      const now = this.#clock("acquireLease");
-      const taken = await this.#db.one<{ token: number }>(
-        `UPDATE ${s}.leases SET token = token + 1, owner = $3, acquired = $4, renewed = $4 WHERE session = $1 AND branch = $2 RETURNING token`,
-        [session, branch, owner, now],
-      );
-      return { ok: true, lease: { session, branch, token: Number(taken?.token), owner, acquired: now, renewed: now } };
-    });
-  }
+  readonly acquireLease: AsyncStore["acquireLease"] = (session, branch, owner, stale) =>
+    acquireLease(this.#leaseHost, session, branch, owner, stale);
+  readonly renewLease: AsyncStore["renewLease"] = (session, branch, token) => renewLease(this.#leaseHost, session, branch, token);
+  readonly releaseLease: AsyncStore["releaseLease"] = (session, branch, token) => releaseLease(this.#leaseHost, session, branch, token);
+  readonly lease: AsyncStore["lease"] = (session, branch) => readLease(this.#leaseHost, session, branch);
 
-  async renewLease(session: SessionId, branch: string, token: number): Promise<boolean> {
-    const rows = await this.#db.q(
-      `UPDATE ${this.#s}.leases SET renewed = $1 WHERE session = $2 AND branch = $3 AND token = $4 AND owner IS NOT NULL RETURNING 1`,
-      [this.#clock("renewLease"), session, branch, token],
-    );
-    return rows.length === 1;
-  }
-
-  async releaseLease(session: SessionId, branch: string, token: number): Promise<boolean> {
-    const rows = await this.#db.q(
-      `UPDATE ${this.#s}.leases SET owner = NULL, acquired = NULL, renewed = NULL WHERE session = $1 AND branch = $2 AND token = $3 AND owner IS NOT NULL RETURNING 1`,
-      [session, branch, token],
-    );
-    return rows.length === 1;
-  }
-
-  async lease(session: SessionId, branch: string): Promise<LeaseInfo | undefined> {
-    const row = await this.#db.one(`SELECT token, owner, acquired, renewed FROM ${this.#s}.leases WHERE session = $1 AND branch = $2`, [
-      session,
-      branch,
-    ]);
-    return leaseOf(session, branch, row as never);
+  get #leaseHost(): LeaseHost {
+    return { db: this.#db, s: this.#s, clock: (where) => this.#clock(where) };
   }
 
   async verify(session?: SessionId, hooks: VerifyHooks = {}): Promise<VerifyReport> {

@@ -587,3 +587,59 @@ describe("ST-31 PostgreSQL: opening", () => {
     expect(e.message).toMatch(/lowercase letters/);
   });
 });
+
+describe("ST-7 PostgreSQL: places of events this handle read or wrote", () => {
+  it("a fork's chain and snapshot reads skip the lookup of the fork point: one statement each", async () => {
+    const store = await open();
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    let head = genesis.id;
+    for (let i = 0; i < 5; i++) head = ((await store.append(session.id, "main", head, [ev(`{"i":${i}}`)]))[0] as { id: EventId }).id;
+    const other = await openPgStore(url, { schema: store.schema, max: 2 });
+    opened.push(other);
+    await other.chain(genesis.id); // the segment's ancestry, read once per handle
+    await other.fork(session.id, head, "f");
+    const counter = countStatements(other);
+    expect((await other.chain(head, 0, 10)).map((e) => e.data)).toEqual(["{}", '{"i":0}', '{"i":1}', '{"i":2}', '{"i":3}', '{"i":4}']);
+    expect(counter.count).toBe(1);
+    expect(await other.nearestSnapshot(head)).toBeUndefined();
+    expect(counter.count).toBe(2);
+  });
+
+  it("a place remembered before its session was removed elsewhere reads as not-found, never as a chain or a snapshot", async () => {
+    const schema = fresh();
+    const a = await open(schema);
+    const b = await open(schema);
+    const { session, genesis } = await a.createSession({ genesis: ev("{}") });
+    const [m] = await b.append(session.id, "main", genesis.id, [ev('{"n":1}')]);
+    const id = (m as { id: EventId }).id;
+    expect((await b.chain(id)).length).toBe(2);
+    await a.removeSession(session.id);
+    for (const read of [() => b.chain(id), () => b.chain(id, 2), () => b.chainMeta(id, 0, 10, true), () => b.nearestSnapshot(id)]) {
+      const e = await read().then(
+        () => "read",
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(StoreError);
+      expect((e as StoreError).code).toBe("not-found");
+    }
+  });
+
+  it("an append rolled back is not remembered as an event: reading it is not-found", async () => {
+    const store = await open();
+    const { session, genesis } = await store.createSession({ genesis: ev("{}") });
+    let appended: EventId | undefined;
+    await store
+      .transaction(async () => {
+        appended = ((await store.append(session.id, "main", genesis.id, [ev('{"n":1}')]))[0] as { id: EventId }).id;
+        throw new Error("abort");
+      })
+      .catch(() => {});
+    expect(appended).toBeDefined();
+    const e = await store.chain(appended as EventId).then(
+      () => "read",
+      (x: unknown) => x,
+    );
+    expect((e as StoreError).code).toBe("not-found");
+    expect((await store.chain(genesis.id)).length).toBe(1);
+  });
+});
